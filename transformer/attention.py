@@ -1,0 +1,116 @@
+"""Multi-head scaled dot-product attention (paper section 3.2).
+
+The fast path calls ``F.scaled_dot_product_attention``. Only when the caller asks
+(``need_weights=True``) is attention computed step by step, so that the softmax
+probabilities and the scaled scores of every head can be returned. Nothing is ever
+stored on the module: results travel in the return value, so one shared model can
+serve many users at once.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+@dataclass
+class AttentionWeights:
+    """What one attention sub-layer looked at, for every head."""
+
+    probs: torch.Tensor   # (B, H, Tq, Tk) softmax(QK^T / sqrt(d_k)) after masking; masked = 0
+    scores: torch.Tensor  # (B, H, Tq, Tk) QK^T / sqrt(d_k) before masking and softmax
+
+
+@dataclass
+class KVCache:
+    """Keys and values of one attention sub-layer kept between decoding steps."""
+
+    k: torch.Tensor  # (B, H, T, d_head)
+    v: torch.Tensor  # (B, H, T, d_head)
+
+
+def scaled_dot_product_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: Optional[torch.Tensor] = None,
+    dropout_p: float = 0.0,
+    training: bool = False,
+) -> tuple[torch.Tensor, AttentionWeights]:
+    """Attention(Q, K, V) = softmax(QK^T / sqrt(d_k)) V, written out so its parts can be seen.
+
+    mask: boolean, broadcastable to (B, H, Tq, Tk); True where a query may attend.
+    """
+    d_k = q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)                  # (B, H, Tq, Tk)
+    masked = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
+    probs = torch.softmax(masked.float(), dim=-1).to(q.dtype)
+    probs = torch.nan_to_num(probs, nan=0.0)  # a query with every key masked attends nowhere
+    out = F.dropout(probs, p=dropout_p, training=training) @ v          # (B, H, Tq, d_head)
+    return out, AttentionWeights(probs=probs, scores=scores)
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)."""
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        assert d_model % n_heads == 0, "d_model must be divisible by n_heads"
+        self.n_heads = n_heads
+        self.d_head = d_model // n_heads
+        self.dropout = dropout
+        self.w_q = nn.Linear(d_model, d_model)
+        self.w_k = nn.Linear(d_model, d_model)
+        self.w_v = nn.Linear(d_model, d_model)
+        self.w_o = nn.Linear(d_model, d_model)
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, _ = x.shape
+        return x.view(B, T, self.n_heads, self.d_head).transpose(1, 2)    # (B, H, T, d_head)
+
+    def project_kv(self, x: torch.Tensor) -> KVCache:
+        """Keys and values of x, in heads; used to precompute cross-attention memory once."""
+        return KVCache(self.split_heads(self.w_k(x)), self.split_heads(self.w_v(x)))
+
+    def forward(
+        self,
+        query: torch.Tensor,                 # (B, Tq, d_model)
+        key_value: Optional[torch.Tensor],   # (B, Tk, d_model); None when `static_kv` is given
+        mask: Optional[torch.Tensor] = None, # bool, broadcastable to (B, H, Tq, Tk); True = attend
+        causal: bool = False,                # add the "no looking ahead" mask (training, full decode)
+        need_weights: bool = False,
+        cache: Optional[KVCache] = None,     # self-attention: past keys/values, new ones are appended
+        static_kv: Optional[KVCache] = None, # cross-attention: keys/values of the encoder memory
+    ) -> tuple[torch.Tensor, Optional[AttentionWeights], Optional[KVCache]]:
+        B, Tq, _ = query.shape
+        q = self.split_heads(self.w_q(query))                             # (B, H, Tq, d_head)
+        if static_kv is not None:
+            k, v = static_kv.k, static_kv.v
+        else:
+            kv = self.project_kv(key_value)
+            k, v = kv.k, kv.v
+            if cache is not None:
+                k = torch.cat([cache.k, k], dim=2)                        # (B, H, T_past + Tq, d_head)
+                v = torch.cat([cache.v, v], dim=2)
+        new_cache = KVCache(k, v) if static_kv is None else None
+        Tk = k.size(2)
+
+        if causal and Tq > 1:  # a single new query (cached decoding) may see every key so far
+            # query i (at absolute position Tk - Tq + i) sees keys 0 .. Tk - Tq + i
+            causal_mask = torch.ones(Tq, Tk, dtype=torch.bool, device=q.device).tril(Tk - Tq)
+            mask = causal_mask if mask is None else mask & causal_mask
+
+        dropout_p = self.dropout if self.training else 0.0
+        weights = None
+        if need_weights:
+            out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, self.training)
+        elif causal and mask is not None and Tq == Tk and mask.dim() == 2:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout_p)
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        out = out.transpose(1, 2).reshape(B, Tq, -1)                      # (B, Tq, d_model)
+        return self.w_o(out), weights, new_cache

@@ -1,0 +1,113 @@
+"""Reading parallel corpora and making length-bucketed batches by token count.
+
+A corpus is named either by a TSV file (``english<TAB>french`` per line, optionally gzip'd)
+or by a prefix of two line-aligned files (``PREFIX.en[.gz]`` and ``PREFIX.fr[.gz]``).
+A suffix ``@N`` repeats a corpus N times in training (oversampling).
+"""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+import torch
+
+from .config import BOS_ID, EOS_ID, PAD_ID
+
+SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+def _open(path: Path):
+    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+
+
+def _find(prefix: str, lang: str) -> Path:
+    for cand in (Path(f"{prefix}.{lang}"), Path(f"{prefix}.{lang}.gz")):
+        if cand.is_file():
+            return cand
+    raise FileNotFoundError(f"neither {prefix}.{lang} nor {prefix}.{lang}.gz exists")
+
+
+def read_corpus(spec: str, src_lang: str = "en", tgt_lang: str = "fr") -> list[tuple[str, str]]:
+    """Pairs of (source, target) from a TSV file or a PREFIX of two aligned files."""
+    path = Path(spec)
+    if path.is_file():
+        pairs = []
+        with _open(path) as f:
+            for n, line in enumerate(f, 1):
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) < 2:
+                    raise ValueError(f"{path}:{n}: expected 'source<TAB>target'")
+                pairs.append((parts[0].strip(), parts[1].strip()))
+        return pairs
+    src, tgt = _find(spec, src_lang), _find(spec, tgt_lang)
+    with _open(src) as fs, _open(tgt) as ft:
+        s_lines, t_lines = fs.read().splitlines(), ft.read().splitlines()
+    if len(s_lines) != len(t_lines):
+        raise ValueError(f"{src} has {len(s_lines)} lines but {tgt} has {len(t_lines)}")
+    return [(a.strip(), b.strip()) for a, b in zip(s_lines, t_lines)]
+
+
+def parse_spec(spec: str) -> tuple[str, int]:
+    if "@" in spec:
+        name, times = spec.rsplit("@", 1)
+        if times.isdigit():
+            return name, int(times)
+    return spec, 1
+
+
+class ParallelData:
+    """Tokenized pairs held as id arrays: src = x + [EOS]; tgt = [BOS] + y + [EOS]."""
+
+    def __init__(self, src_ids: Sequence[Sequence[int]], tgt_ids: Sequence[Sequence[int]], max_len: int = 200):
+        keep = [i for i in range(len(src_ids)) if 0 < len(src_ids[i]) < max_len and 0 < len(tgt_ids[i]) < max_len - 1]
+        self.src = [list(src_ids[i]) + [EOS_ID] for i in keep]
+        self.tgt = [[BOS_ID] + list(tgt_ids[i]) + [EOS_ID] for i in keep]
+        self.src_lens = np.array([len(s) for s in self.src], dtype=np.int64)
+        self.tgt_lens = np.array([len(t) for t in self.tgt], dtype=np.int64)
+        self.dropped = len(src_ids) - len(keep)
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def num_tokens(self) -> int:
+        return int(self.src_lens.sum() + self.tgt_lens.sum() - len(self))  # src + target predictions
+
+    def batches(self, max_tokens: int, seed: int, shuffle: bool = True) -> list[np.ndarray]:
+        """Index arrays of similar-length pairs, each with at most max_tokens padded tokens per side."""
+        rng = np.random.default_rng(seed)
+        longest = np.maximum(self.src_lens, self.tgt_lens)
+        noise = rng.random(len(self)) if shuffle else np.arange(len(self)) / len(self)
+        order = np.lexsort((noise, longest))
+        batches, start, cur_max = [], 0, 0
+        for pos, idx in enumerate(order):
+            cur_max = max(cur_max, longest[idx])
+            if (pos - start + 1) * cur_max > max_tokens and pos > start:
+                batches.append(order[start:pos])
+                start, cur_max = pos, longest[idx]
+        batches.append(order[start:])
+        if shuffle:
+            rng.shuffle(batches)
+        return batches
+
+    def collate(self, idx: np.ndarray, device=None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(src, decoder input, decoder target), right-padded with PAD."""
+        S = int(self.src_lens[idx].max())
+        T = int(self.tgt_lens[idx].max()) - 1
+        src = torch.full((len(idx), S), PAD_ID, dtype=torch.long)
+        tgt_in = torch.full((len(idx), T), PAD_ID, dtype=torch.long)
+        tgt_out = torch.full((len(idx), T), PAD_ID, dtype=torch.long)
+        for r, i in enumerate(idx):
+            s, t = self.src[i], self.tgt[i]
+            src[r, : len(s)] = torch.tensor(s)
+            tgt_in[r, : len(t) - 1] = torch.tensor(t[:-1])
+            tgt_out[r, : len(t) - 1] = torch.tensor(t[1:])
+        if device is not None:
+            src, tgt_in, tgt_out = src.to(device), tgt_in.to(device), tgt_out.to(device)
+        return src, tgt_in, tgt_out
+
+
+def iterate(data: ParallelData, batches: list[np.ndarray], start: int = 0, device=None) -> Iterator:
+    for b in range(start, len(batches)):
+        yield b, data.collate(batches[b], device)

@@ -1,0 +1,84 @@
+"""High-level use of a checkpoint: translate many sentences, or trace one for the app."""
+from __future__ import annotations
+
+import time
+import unicodedata
+from pathlib import Path
+from typing import Optional, Sequence
+
+import torch
+
+from .checkpoint import load_checkpoint, resolve_device
+from .decoding import TranslationTrace, greedy_decode, pad_batch, trace_greedy
+
+MAX_INPUT_CHARS = 1000
+
+
+def clean_text(text: str) -> str:
+    """Drop control characters and lone surrogates, collapse whitespace."""
+    text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates -> '?'
+    text = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
+                   for c in text if unicodedata.category(c) not in ("Cf", "Cs", "Co", "Cn") or c == "\u200d")
+    return " ".join(text.split())
+
+
+class Translator:
+    """A loaded model and tokenizer on one device. Read-only after loading: safe to share
+    between threads, since every call keeps its state in local variables."""
+
+    def __init__(self, checkpoint: Optional[str | Path] = None, device: str = "auto") -> None:
+        self.device = resolve_device(device)
+        self.model, self.tokenizer = load_checkpoint(checkpoint, self.device)
+        self.cfg = self.model.cfg
+        # Longest source in pieces (EOS included), leaving room for positions on the target side.
+        self.max_src_tokens = min(self.cfg.max_len, 128)
+
+    def encode_source(self, text: str) -> tuple[list[int], bool]:
+        ids = self.tokenizer.encode(text)[: self.max_src_tokens - 1]
+        full = len(self.tokenizer.encode(text))
+        return ids + [self.cfg.eos_id], full > len(ids)
+
+    @torch.inference_mode()
+    def translate(self, sentences: Sequence[str], batch_tokens: int = 6000, use_cache: bool = True) -> list[str]:
+        """Batched greedy translation, sorted by length for speed, returned in input order."""
+        texts = [clean_text(s) for s in sentences]
+        encoded = [ids[: self.max_src_tokens - 1] + [self.cfg.eos_id] for ids in self.tokenizer.encode(texts)]
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+        out: list[str] = [""] * len(encoded)
+        i = 0
+        while i < len(order):
+            longest = len(encoded[order[i]])
+            j = i
+            while j < len(order) and (j - i + 1) * max(longest, len(encoded[order[j]])) <= batch_tokens and j - i < 256:
+                longest = max(longest, len(encoded[order[j]]))
+                j += 1
+            j = max(j, i + 1)
+            idx = order[i:j]
+            src = pad_batch([encoded[k] for k in idx], self.cfg.pad_id, self.device)
+            for k, ids in zip(idx, greedy_decode(self.model, src, use_cache=use_cache)):
+                out[k] = self.tokenizer.decode(ids) if texts[k] else ""
+            i = j
+        return out
+
+    def trace(self, text: str, top_k: int = 10, max_new_tokens: Optional[int] = None) -> TranslationTrace:
+        """Translate one sentence and record every step and attention map."""
+        t0 = time.perf_counter()
+        text = clean_text(text)
+        src_ids, truncated = self.encode_source(text)
+        raw = trace_greedy(self.model, src_ids, self.tokenizer.pieces, max_new_tokens=max_new_tokens, top_k=top_k)
+        tgt_ids = raw.pop("tgt_ids")
+        out_pieces = self.tokenizer.pieces(tgt_ids)
+        trace = TranslationTrace(
+            source_text=text,
+            translation=self.tokenizer.decode(tgt_ids),
+            src_ids=src_ids,
+            src_pieces=self.tokenizer.pieces(src_ids),
+            tgt_in_pieces=["<s>"] + out_pieces[:-1],
+            tgt_out_pieces=out_pieces,
+            tgt_ids=tgt_ids,
+            truncated_source=truncated,
+            device=str(self.device),
+            **raw,
+        )
+        trace.seconds = time.perf_counter() - t0
+        return trace
