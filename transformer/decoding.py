@@ -6,6 +6,7 @@ are computed once. Without it, the whole prefix is recomputed every step (the re
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -104,6 +105,7 @@ class TranslationTrace:
     cross_scores: np.ndarray
     d_head: int
     finished: bool                 # False: stopped at the length limit before </s>
+    timed_out: bool = False        # True: stopped at the time limit before </s>
     truncated_source: bool = False
     device: str = "cpu"
     seconds: float = 0.0
@@ -122,6 +124,7 @@ def trace_greedy(
     id_to_piece,                       # callable: list[int] -> list[str]
     max_new_tokens: Optional[int] = None,
     top_k: int = 10,
+    deadline_s: Optional[float] = None,
 ) -> dict:
     """Greedy decoding of one sentence with every attention map and the top-k of every step.
 
@@ -146,7 +149,12 @@ def trace_greedy(
     out_ids: list[int] = []
     steps: list[Step] = []
     finished = False
+    timed_out = False
+    t_start = time.perf_counter()
     for t in range(max_new_tokens):
+        if deadline_s is not None and time.perf_counter() - t_start > deadline_s:
+            timed_out = True
+            break
         dec = model.decode(torch.tensor([[token]], device=device), enc, cache=cache, output_attentions=True)
         probs = torch.softmax(dec.logits[0, -1].float(), dim=-1)
         top_p, top_i = probs.topk(min(top_k, probs.numel()))
@@ -167,6 +175,7 @@ def trace_greedy(
         tgt_ids=out_ids,
         steps=steps,
         finished=finished,
+        timed_out=timed_out,
         encoder_attn=_stack(enc.attentions, "probs"),
         encoder_scores=_stack(enc.attentions, "scores"),
         decoder_self_attn=self_p[:, :, :T, :T].copy(),

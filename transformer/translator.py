@@ -11,7 +11,8 @@ import torch
 from .checkpoint import load_checkpoint, resolve_device
 from .decoding import TranslationTrace, greedy_decode, pad_batch, trace_greedy
 
-MAX_INPUT_CHARS = 1000
+MAX_INPUT_CHARS = 1000      # longer input is cut here before tokenizing (and the user is told)
+TRACE_DEADLINE_S = 10.0     # one traced translation may hold the model this long at most
 
 
 def clean_text(text: str) -> str:
@@ -60,12 +61,32 @@ class Translator:
             i = j
         return out
 
-    def trace(self, text: str, top_k: int = 10, max_new_tokens: Optional[int] = None) -> TranslationTrace:
-        """Translate one sentence and record every step and attention map."""
+    def trace(self, text: str, top_k: int = 10, max_new_tokens: Optional[int] = None,
+              deadline_s: float = TRACE_DEADLINE_S) -> TranslationTrace:
+        """Translate one sentence and record every step and attention map.
+
+        Raises ValueError with a message for the user when there is nothing to translate."""
         t0 = time.perf_counter()
+        notes = []
+        if len(text) > MAX_INPUT_CHARS:
+            text = text[:MAX_INPUT_CHARS]
+            notes.append(f"The input was cut to its first {MAX_INPUT_CHARS} characters.")
         text = clean_text(text)
+        if not text:
+            raise ValueError("There is nothing to translate: type an English sentence.")
         src_ids, truncated = self.encode_source(text)
-        raw = trace_greedy(self.model, src_ids, self.tokenizer.pieces, max_new_tokens=max_new_tokens, top_k=top_k)
+        if truncated:
+            notes.append(f"The input is longer than the model's limit of {self.max_src_tokens - 1} pieces; "
+                         f"only the first {self.max_src_tokens - 1} were translated.")
+        if all(i == self.tokenizer.unk_id for i in src_ids[:-1]):
+            notes.append("None of these characters are in the model's vocabulary (it knows English and French "
+                         "text); they all became <unk>.")
+        raw = trace_greedy(self.model, src_ids, self.tokenizer.pieces, max_new_tokens=max_new_tokens, top_k=top_k,
+                           deadline_s=deadline_s)
+        if raw["timed_out"]:
+            notes.append(f"Decoding stopped at the time limit of {deadline_s:.0f} s.")
+        elif not raw["finished"]:
+            notes.append("Decoding stopped at the output length limit before the end-of-sentence token.")
         tgt_ids = raw.pop("tgt_ids")
         out_pieces = self.tokenizer.pieces(tgt_ids)
         trace = TranslationTrace(
@@ -78,6 +99,7 @@ class Translator:
             tgt_ids=tgt_ids,
             truncated_source=truncated,
             device=str(self.device),
+            notes=notes,
             **raw,
         )
         trace.seconds = time.perf_counter() - t0

@@ -1,0 +1,155 @@
+"""Numbers derived from attention maps, for the app's summaries (numpy only, no torch).
+
+Attention arrays are (layers, heads, queries, keys) with rows summing to 1 (masked cells 0).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+KINDS = ("encoder", "decoder", "cross")
+KIND_TITLES = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder masked self-attention",
+    "cross": "Cross-attention (decoder → source)",
+}
+
+
+def row_entropy(attn: np.ndarray) -> np.ndarray:
+    """Entropy (nats) of each query row: (..., Tq, Tk) -> (..., Tq)."""
+    p = np.clip(attn.astype(np.float64), 1e-12, 1.0)
+    return -(attn * np.log(p)).sum(-1)
+
+
+def head_entropy(attn: np.ndarray, causal: bool = False) -> np.ndarray:
+    """Mean entropy over query rows, normalised by the most it could be (log of keys visible): (L, H)."""
+    ent = row_entropy(attn)                                        # (L, H, Tq)
+    Tq, Tk = attn.shape[-2:]
+    if causal:
+        visible = np.arange(1, Tq + 1)
+    else:
+        visible = np.full(Tq, Tk)
+    max_ent = np.log(np.maximum(visible, 2))
+    return (ent / max_ent).mean(-1) if Tq else np.zeros(attn.shape[:2])
+
+
+def _pattern_scores(attn: np.ndarray, kind: str) -> dict[str, np.ndarray]:
+    """Mean attention (over query rows) on the cells that define a simple pattern: each (L, H)."""
+    L, H, Tq, Tk = attn.shape
+    scores: dict[str, np.ndarray] = {}
+    rows = np.arange(Tq)
+    if kind in ("encoder", "decoder"):
+        scores["itself"] = attn[..., rows, np.minimum(rows, Tk - 1)].mean(-1)
+        if Tq > 1:
+            prev = attn[..., rows[1:], rows[1:] - 1].mean(-1)
+            scores["previous token"] = prev
+        if kind == "encoder" and Tq > 1:
+            scores["next token"] = attn[..., rows[:-1], rows[:-1] + 1].mean(-1)
+            scores["end of sentence"] = attn[..., :-1, -1].mean(-1)
+        if kind == "decoder" and Tq > 1:
+            scores["start token <s>"] = attn[..., 1:, 0].mean(-1)
+    else:
+        if Tk > 1:
+            scores["end of sentence"] = attn[..., :, -1].mean(-1)
+        scores["diagonal / monotonic"] = monotonic_alignment(attn)
+    return scores
+
+
+def monotonic_alignment(attn: np.ndarray) -> np.ndarray:
+    """How diagonal a cross-attention head is: correlation of each step's argmax source position
+    with the step index (0 when undefined), times the mean weight on that argmax. (L, H)."""
+    L, H, Tq, Tk = attn.shape
+    out = np.zeros((L, H))
+    if Tq < 3 or Tk < 3:
+        return out
+    core = attn[..., :, : Tk - 1] if Tk > 2 else attn                 # ignore the final </s> column
+    am = core.argmax(-1).astype(np.float64)                          # (L, H, Tq)
+    peak = core.max(-1).mean(-1)
+    t = np.arange(Tq, dtype=np.float64)
+    for l in range(L):
+        for h in range(H):
+            a = am[l, h]
+            if a.std() < 1e-9:
+                continue
+            out[l, h] = max(0.0, float(np.corrcoef(t, a)[0, 1])) * peak[l, h]
+    return out
+
+
+def head_summary(attn: np.ndarray, kind: str, threshold: float = 0.4) -> list[dict]:
+    """Per layer and head: normalised entropy, the strongest pattern and its score, and a label."""
+    causal = kind == "decoder"
+    ent = head_entropy(attn, causal)
+    pats = _pattern_scores(attn, kind)
+    rows = []
+    L, H = attn.shape[:2]
+    for l in range(L):
+        for h in range(H):
+            best, score = "", 0.0
+            for name, s in pats.items():
+                if s[l, h] > score:
+                    best, score = name, float(s[l, h])
+            if score >= threshold:
+                label = best
+            elif ent[l, h] > 0.8:
+                label = "broad (spread out)"
+            else:
+                label = "mixed"
+            rows.append(dict(layer=l + 1, head=h + 1, entropy=round(float(ent[l, h]), 3), pattern=best,
+                             pattern_score=round(score, 3), label=label))
+    return rows
+
+
+def attention_rollout(attn: np.ndarray, residual: float = 0.5) -> np.ndarray:
+    """Abnar & Zuidema (2020): mix each layer's head-mean with the identity (the residual path)
+    and multiply through the layers. Square attention only. Returns (L, T, T): rollout up to each layer."""
+    L, H, T, _ = attn.shape
+    eye = np.eye(T)
+    out = np.zeros((L, T, T))
+    acc = eye
+    for l in range(L):
+        a = residual * attn[l].mean(0) + (1 - residual) * eye
+        a = a / np.maximum(a.sum(-1, keepdims=True), 1e-12)
+        acc = a @ acc
+        out[l] = acc
+    return out
+
+
+def cross_rollout(cross: np.ndarray, encoder: np.ndarray) -> np.ndarray:
+    """Cross-attention (head-mean, per decoder layer) pushed through the encoder's rollout, so each
+    target step is mapped to the input tokens rather than to encoder states: (L_dec, T, S)."""
+    enc_roll = attention_rollout(encoder)[-1]                       # (S, S)
+    return np.stack([cross[l].mean(0) @ enc_roll for l in range(cross.shape[0])])
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    x = np.where(np.isfinite(x), x, -np.inf)
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(x - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+
+
+def inside_head(scaled_scores: np.ndarray, d_k: int, causal: bool) -> dict[str, np.ndarray]:
+    """The steps of scaled dot-product attention for one head, from its scaled scores (Tq, Tk):
+    raw QK^T, QK^T / sqrt(d_k), masked, softmax, and the softmax without the scaling."""
+    raw = scaled_scores * math.sqrt(d_k)
+    Tq, Tk = scaled_scores.shape
+    mask = np.ones((Tq, Tk), dtype=bool)
+    if causal:
+        mask = np.tril(mask, Tk - Tq)
+    masked = np.where(mask, scaled_scores, np.nan)
+    return dict(raw=np.where(mask, raw, np.nan) if causal else raw, scaled=np.where(mask, scaled_scores, np.nan) if causal else scaled_scores,
+                masked=masked, softmax=softmax(np.where(mask, scaled_scores, -np.inf)),
+                softmax_unscaled=softmax(np.where(mask, raw, -np.inf)), mask=mask)
+
+
+def sinusoidal_matrix(max_len: int, d_model: int) -> np.ndarray:
+    """The paper's positional encoding, in numpy (same formula as model.sinusoidal_encoding)."""
+    pos = np.arange(max_len)[:, None]
+    div = np.power(10000.0, np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((max_len, d_model))
+    pe[:, 0::2] = np.sin(pos / div)
+    pe[:, 1::2] = np.cos(pos / div[: d_model // 2])
+    return pe

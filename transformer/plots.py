@@ -1,0 +1,276 @@
+"""Plotly figures from arrays and token lists. Imports neither torch nor gradio.
+
+Every token label is HTML-escaped before it reaches Plotly (which renders a little HTML
+in labels), and axes are numeric with tick text, so repeated tokens keep their own rows.
+"""
+from __future__ import annotations
+
+import html
+from typing import Optional, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+COLORSCALES = {"Viridis": "Viridis", "Cividis": "Cividis", "Magma": "Magma", "Blues": "Blues", "Greys": "Greys"}
+DEFAULT_SCALE = "Viridis"   # perceptually uniform and readable by colour-blind viewers
+
+
+def _f32(z, decimals: int = 4) -> np.ndarray:
+    """Rounded float32: Plotly sends numpy arrays as typed binary, so this halves the JSON."""
+    return np.round(np.asarray(z, dtype=np.float64), decimals).astype(np.float32)
+
+
+def esc(token: str) -> str:
+    """A token as Plotly should show it: markup escaped, SentencePiece's word marker kept visible."""
+    return html.escape(str(token), quote=True)
+
+
+def esc_all(tokens: Sequence[str]) -> list[str]:
+    return [esc(t) for t in tokens]
+
+
+def style(fig: go.Figure, dark: bool = False, font_size: int = 14, height: Optional[int] = None,
+          title: Optional[str] = None) -> go.Figure:
+    """The shared look: light or dark template, readable type, transparent paper."""
+    fig.update_layout(
+        template="plotly_dark" if dark else "plotly_white",
+        font=dict(size=font_size),
+        paper_bgcolor="rgba(0,0,0,0)",
+        margin=dict(l=10, r=10, t=60 if title else 30, b=10),
+    )
+    if title is not None:
+        fig.update_layout(title=dict(text=title, x=0.01, xanchor="left"))
+    if height:
+        fig.update_layout(height=height)
+    return fig
+
+
+def _ticks(labels: Sequence[str], max_ticks: int = 80) -> dict:
+    n = len(labels)
+    step = max(1, int(np.ceil(n / max_ticks)))
+    vals = list(range(0, n, step))
+    return dict(tickmode="array", tickvals=vals, ticktext=[esc(labels[i]) for i in vals])
+
+
+def attention_heatmap(
+    attn: np.ndarray,                  # (Tq, Tk) probabilities
+    query_labels: Sequence[str],
+    key_labels: Sequence[str],
+    title: str = "",
+    masked: Optional[np.ndarray] = None,   # bool (Tq, Tk): True where the cell is masked (drawn empty)
+    zmax: Optional[float] = None,
+    colorscale: str = DEFAULT_SCALE,
+    dark: bool = False,
+    font_size: int = 14,
+    value_name: str = "weight",
+    xaxis_title: str = "key (attended to)",
+    yaxis_title: str = "query (attending)",
+    zmin: Optional[float] = 0.0,
+    height: Optional[int] = None,
+) -> go.Figure:
+    """One large heatmap with tokens on both axes and exact values on hover."""
+    z = np.array(attn, dtype=np.float64)
+    if masked is not None:
+        z = np.where(masked, np.nan, z)
+    Tq, Tk = z.shape
+    q = esc_all(query_labels)
+    k = esc_all(key_labels)
+    custom = np.empty((Tq, Tk, 2), dtype=object)
+    for i in range(Tq):
+        for j in range(Tk):
+            custom[i, j, 0], custom[i, j, 1] = q[i], k[j]
+    fig = go.Figure(go.Heatmap(
+        z=_f32(z, 4), x=list(range(Tk)), y=list(range(Tq)), customdata=custom,
+        colorscale=COLORSCALES.get(colorscale, colorscale), zmin=zmin, zmax=zmax,
+        hovertemplate=f"query %{{y}}: %{{customdata[0]}}<br>key %{{x}}: %{{customdata[1]}}<br>{value_name}: %{{z:.3f}}<extra></extra>",
+        colorbar=dict(title=dict(text=value_name), thickness=14), hoverongaps=False, xgap=1, ygap=1,
+    ))
+    fig.update_xaxes(title=xaxis_title, side="bottom", tickangle=-45, showgrid=False, **_ticks(key_labels))
+    fig.update_yaxes(title=yaxis_title, autorange="reversed", showgrid=False, **_ticks(query_labels))
+    size = height or int(min(900, max(360, 140 + 28 * max(Tq, 6))))
+    return style(fig, dark, font_size, size, title)
+
+
+def attention_grid(
+    attn: np.ndarray,                   # (L, H, Tq, Tk)
+    query_labels: Sequence[str],
+    key_labels: Sequence[str],
+    title: str = "",
+    masked: Optional[np.ndarray] = None,
+    shared_scale: bool = True,
+    colorscale: str = DEFAULT_SCALE,
+    dark: bool = False,
+    font_size: int = 12,
+) -> go.Figure:
+    """Layers x heads small multiples (BertViz's model view, as heatmaps)."""
+    L, H, Tq, Tk = attn.shape
+    fig = make_subplots(rows=L, cols=H, horizontal_spacing=0.012, vertical_spacing=0.04,
+                        subplot_titles=[f"L{l + 1} H{h + 1}" for l in range(L) for h in range(H)])
+    # Unique category names ("3 ▁the") keep repeated tokens apart and make hover text cheap.
+    q = [f"{i} {t}" for i, t in enumerate(esc_all(query_labels))]
+    k = [f"{j} {t}" for j, t in enumerate(esc_all(key_labels))]
+    zmax = float(np.nanmax(attn)) if shared_scale and attn.size else None
+    for l in range(L):
+        for h in range(H):
+            z = attn[l, h].astype(np.float64)
+            if masked is not None:
+                z = np.where(masked, np.nan, z)
+            fig.add_trace(go.Heatmap(
+                z=_f32(z, 3), x=k, y=q, coloraxis="coloraxis" if shared_scale else None,
+                colorscale=None if shared_scale else COLORSCALES.get(colorscale, colorscale),
+                showscale=False, hoverongaps=False,
+                hovertemplate=f"layer {l + 1}, head {h + 1}<br>%{{y}} → %{{x}}<br>%{{z:.3f}}<extra></extra>",
+            ), row=l + 1, col=h + 1)
+    fig.update_xaxes(showticklabels=False, showgrid=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, autorange="reversed")
+    if shared_scale:
+        fig.update_layout(coloraxis=dict(colorscale=COLORSCALES.get(colorscale, colorscale), cmin=0, cmax=zmax,
+                                         colorbar=dict(title=dict(text="weight"), thickness=12)))
+    fig.update_annotations(font_size=max(9, font_size - 2))
+    style(fig, dark, font_size, int(150 * L + 90), title)
+    return fig
+
+
+def topk_bar(pieces: Sequence[str], probs: Sequence[float], chosen: int = 0, title: str = "",
+             dark: bool = False, font_size: int = 14) -> go.Figure:
+    """Horizontal bars of the top-k next-token probabilities; the chosen (greedy) one highlighted."""
+    labels = esc_all(pieces)
+    colors = ["#E69F00" if i == chosen else "#56B4E9" for i in range(len(labels))]
+    fig = go.Figure(go.Bar(
+        x=_f32(probs, 4), y=list(range(len(labels))), orientation="h", marker_color=colors,
+        text=[f"{p:.1%}" for p in probs], textposition="outside", customdata=labels,
+        hovertemplate="%{customdata}: %{x:.2%}<extra></extra>", cliponaxis=False,
+    ))
+    fig.update_yaxes(autorange="reversed", **_ticks(pieces))
+    fig.update_xaxes(title="probability", range=[0, 1.15], tickformat=".0%")
+    return style(fig, dark, font_size, int(120 + 30 * max(len(labels), 3)), title)
+
+
+def source_attention_bar(src_pieces: Sequence[str], weights: Sequence[float], title: str = "",
+                         dark: bool = False, font_size: int = 14) -> go.Figure:
+    """Which source pieces the decoder looked at in one step (bars over the source)."""
+    w = np.asarray(weights, dtype=np.float64)
+    top = int(np.argmax(w)) if w.size else -1
+    fig = go.Figure(go.Bar(
+        x=list(range(len(src_pieces))), y=_f32(w, 4), customdata=esc_all(src_pieces),
+        marker_color=["#D55E00" if i == top else "#0072B2" for i in range(len(w))],
+        hovertemplate="%{customdata}: %{y:.3f}<extra></extra>",
+    ))
+    fig.update_xaxes(tickangle=-45, **_ticks(src_pieces))
+    fig.update_yaxes(title="attention", range=[0, max(0.05, float(w.max()) * 1.1) if w.size else 1])
+    return style(fig, dark, font_size, 340, title)
+
+
+def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: str = "", value_name: str = "entropy",
+                    colorscale: str = "Cividis", dark: bool = False, font_size: int = 14) -> go.Figure:
+    """(L, H) values with a text label in every cell (e.g. a head's pattern)."""
+    L, H = values.shape
+    text = [[esc(labels[l][h]) for h in range(H)] for l in range(L)]
+    fig = go.Figure(go.Heatmap(
+        z=_f32(values, 3), x=[f"head {h + 1}" for h in range(H)], y=[f"layer {l + 1}" for l in range(L)],
+        text=text, texttemplate="%{text}", textfont=dict(size=max(9, font_size - 3)), colorscale=colorscale,
+        zmin=0, zmax=1, colorbar=dict(title=dict(text=value_name), thickness=12),
+        hovertemplate="%{y}, %{x}<br>" + value_name + ": %{z:.2f}<br>%{text}<extra></extra>", xgap=2, ygap=2,
+    ))
+    fig.update_yaxes(autorange="reversed")
+    return style(fig, dark, font_size, 120 + 80 * L, title)
+
+
+def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoidal positional encoding",
+                       dark: bool = False, font_size: int = 14) -> go.Figure:
+    """The PE matrix, positions x dimensions; the input's positions marked by a box."""
+    T, D = pe.shape
+    fig = go.Figure(go.Heatmap(z=_f32(pe, 3), x=list(range(D)), y=list(range(T)), colorscale="RdBu", zmid=0,
+                               zmin=-1, zmax=1, colorbar=dict(title=dict(text="value"), thickness=12),
+                               hovertemplate="position %{y}, dimension %{x}: %{z:.3f}<extra></extra>"))
+    if n_marked:
+        fig.add_shape(type="rect", x0=-0.5, x1=D - 0.5, y0=-0.5, y1=min(n_marked, T) - 0.5,
+                      line=dict(color="#E69F00", width=3))
+        fig.add_annotation(x=D - 1, y=min(n_marked, T) - 0.5, text=f"your input: positions 0–{n_marked - 1}",
+                           showarrow=False, xanchor="right", yanchor="top", font=dict(color="#E69F00"))
+    fig.update_xaxes(title="dimension i (even = sin, odd = cos)")
+    fig.update_yaxes(title="position", autorange="reversed")
+    return style(fig, dark, font_size, 480, title)
+
+
+def positional_curves(pe: np.ndarray, dims: Sequence[int], n_marked: int = 0, dark: bool = False,
+                      font_size: int = 14) -> go.Figure:
+    """PE value against position for chosen dimensions: each pair is a sine/cosine of one wavelength."""
+    T, D = pe.shape
+    fig = go.Figure()
+    for d in dims:
+        if 0 <= d < D:
+            kind = "sin" if d % 2 == 0 else "cos"
+            fig.add_trace(go.Scatter(x=list(range(T)), y=_f32(pe[:, d], 4), mode="lines",
+                                     name=f"dim {d} ({kind}, wavelength {2 * np.pi * 10000 ** ((d - d % 2) / D):.1f})"))
+    if n_marked:
+        fig.add_vrect(x0=0, x1=n_marked - 1, fillcolor="#E69F00", opacity=0.15, line_width=0,
+                      annotation_text="your input", annotation_position="top left")
+    fig.update_xaxes(title="position")
+    fig.update_yaxes(title="PE value", range=[-1.1, 1.1])
+    fig.update_layout(legend=dict(orientation="h", y=-0.25))
+    return style(fig, dark, font_size, 420, "Sine and cosine curves of chosen dimensions")
+
+
+def positional_similarity(pe: np.ndarray, n_marked: int = 0, dark: bool = False, font_size: int = 14) -> go.Figure:
+    """Dot products PE(p)·PE(q) for every pair of positions: nearby positions are similar."""
+    sim = pe @ pe.T
+    T = sim.shape[0]
+    fig = go.Figure(go.Heatmap(z=_f32(sim, 2), x=list(range(T)), y=list(range(T)), colorscale="Viridis",
+                               colorbar=dict(title=dict(text="dot"), thickness=12),
+                               hovertemplate="positions %{y} · %{x}: %{z:.2f}<extra></extra>"))
+    if n_marked:
+        fig.add_shape(type="rect", x0=-0.5, y0=-0.5, x1=n_marked - 0.5, y1=n_marked - 0.5,
+                      line=dict(color="#E69F00", width=3))
+    fig.update_xaxes(title="position q")
+    fig.update_yaxes(title="position p", autorange="reversed")
+    return style(fig, dark, font_size, 480, "Similarity of position encodings, PE(p) · PE(q)")
+
+
+def inside_head_figure(steps: dict, query_labels: Sequence[str], key_labels: Sequence[str], d_k: int,
+                       scaled: bool = True, title: str = "", dark: bool = False, font_size: int = 13) -> go.Figure:
+    """The four steps of scaled dot-product attention for one head side by side."""
+    panels = [("QKᵀ (raw scores)", steps["raw"], "RdBu", True),
+              (f"÷ √d_k = ÷ {np.sqrt(d_k):.2f}", steps["scaled"], "RdBu", True),
+              ("masked (blank = −∞)", steps["masked"], "RdBu", True),
+              ("softmax" if scaled else "softmax WITHOUT ÷√d_k",
+               steps["softmax"] if scaled else steps["softmax_unscaled"], "Viridis", False)]
+    fig = make_subplots(rows=1, cols=4, subplot_titles=[p[0] for p in panels], horizontal_spacing=0.05)
+    q = [f"{i} {t}" for i, t in enumerate(esc_all(query_labels))]
+    k = [f"{j} {t}" for j, t in enumerate(esc_all(key_labels))]
+    for c, (name, z, cs, diverging) in enumerate(panels, start=1):
+        z = np.asarray(z, dtype=np.float64)
+        lim = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+        fig.add_trace(go.Heatmap(
+            z=_f32(z, 3), x=k, y=q, colorscale=cs, zmid=0 if diverging else None,
+            zmin=-lim if diverging else 0, zmax=lim if diverging else 1, showscale=False, hoverongaps=False,
+            hovertemplate=f"{name}<br>%{{y}} → %{{x}}: %{{z:.3f}}<extra></extra>"), row=1, col=c)
+    fig.update_yaxes(autorange="reversed", showgrid=False)
+    for c in (2, 3, 4):
+        fig.update_yaxes(showticklabels=False, col=c)
+    fig.update_xaxes(showgrid=False, tickangle=-60)
+    return style(fig, dark, font_size, int(min(700, max(380, 160 + 22 * len(q)))), title)
+
+
+def softmax_temperature_figure(row_scaled: np.ndarray, row_unscaled_softmax: np.ndarray, row_scaled_softmax: np.ndarray,
+                               key_labels: Sequence[str], title: str = "", dark: bool = False,
+                               font_size: int = 14) -> go.Figure:
+    """One query row: softmax with and without the 1/√d_k scaling, the paper's argument in one plot."""
+    x = list(range(len(key_labels)))
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=x, y=_f32(row_scaled_softmax, 4), name="softmax(QKᵀ/√d_k)", marker_color="#0072B2"))
+    fig.add_trace(go.Bar(x=x, y=_f32(row_unscaled_softmax, 4), name="softmax(QKᵀ) — unscaled", marker_color="#D55E00"))
+    fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.12))
+    fig.update_xaxes(tickangle=-45, **_ticks(key_labels))
+    fig.update_yaxes(title="attention weight", range=[0, 1.05])
+    return style(fig, dark, font_size, 380, title)
+
+
+def empty_figure(message: str, dark: bool = False, font_size: int = 16) -> go.Figure:
+    fig = go.Figure()
+    fig.add_annotation(text=esc(message), x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+                       font=dict(size=font_size + 2))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return style(fig, dark, font_size, 260)
