@@ -1,0 +1,84 @@
+"""Shared fixtures: tiny models and a tokenizer trained on synthetic text (no corpus lines)."""
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from transformer.config import ModelConfig  # noqa: E402
+from transformer.model import Transformer  # noqa: E402
+
+EN_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+            "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+EN_TENS = {20: "twenty", 30: "thirty", 40: "forty", 50: "fifty"}
+FR_UNITS = ["zéro", "un", "deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze", "douze",
+            "treize", "quatorze", "quinze", "seize", "dix-sept", "dix-huit", "dix-neuf"]
+FR_TENS = {20: "vingt", 30: "trente", 40: "quarante", 50: "cinquante"}
+
+
+def number_words(n: int) -> tuple[str, str]:
+    """English and French words for 0..59 (a synthetic translation task made up for the tests)."""
+    if n < 20:
+        return EN_UNITS[n], FR_UNITS[n]
+    t, u = n - n % 10, n % 10
+    if u == 0:
+        return EN_TENS[t], FR_TENS[t]
+    fr = f"{FR_TENS[t]} et un" if u == 1 else f"{FR_TENS[t]}-{FR_UNITS[u]}"
+    return f"{EN_TENS[t]}-{EN_UNITS[u]}", fr
+
+
+def synthetic_pairs(n_max: int = 60) -> list[tuple[str, str]]:
+    pairs = []
+    for n in range(n_max):
+        en, fr = number_words(n)
+        pairs.append((f"I have {en} apples.", f"J'ai {fr} pommes."))
+        pairs.append((f"{en.capitalize()} cats.", f"{fr.capitalize()} chats."))
+    return pairs
+
+
+@pytest.fixture(scope="session")
+def pairs():
+    return synthetic_pairs()
+
+
+@pytest.fixture(scope="session")
+def tokenizer(tmp_path_factory, pairs):
+    from transformer.tokenizer import train_tokenizer
+    out = tmp_path_factory.mktemp("tok") / "tokenizer"
+    return train_tokenizer([s for p in pairs for s in p], out, vocab_size=120, model_type="unigram")
+
+
+@pytest.fixture
+def tiny_cfg():
+    return ModelConfig(vocab_size=40, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64,
+                       dropout=0.0, max_len=64)
+
+
+@pytest.fixture
+def tiny_model(tiny_cfg):
+    torch.manual_seed(0)
+    return Transformer(tiny_cfg).eval()
+
+
+def random_batch(cfg, B=3, S=9, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(4, cfg.vocab_size, (B, S), generator=g)
+    src[:, -1] = cfg.eos_id
+    if B > 1:  # a shorter, padded sentence
+        src[1, S - 3] = cfg.eos_id
+        src[1, S - 2:] = cfg.pad_id
+    return src
+
+
+@pytest.fixture
+def bundled_checkpoint():
+    from transformer.checkpoint import DEFAULT_CHECKPOINT
+    if not (DEFAULT_CHECKPOINT / "model.safetensors").is_file():
+        pytest.fail(f"the bundled checkpoint {DEFAULT_CHECKPOINT} is missing")
+    return DEFAULT_CHECKPOINT

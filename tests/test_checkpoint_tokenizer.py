@@ -1,0 +1,108 @@
+"""Tokenizer round trip and special ids; checkpoint save/load and clear errors for bad folders."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+
+from transformer.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from transformer.config import BOS_ID, EOS_ID, PAD_ID, UNK_ID, ModelConfig
+from transformer.model import Transformer
+from transformer.tokenizer import Tokenizer
+
+
+def test_tokenizer_round_trip_and_special_ids(tokenizer, pairs):
+    assert (tokenizer.pad_id, tokenizer.unk_id, tokenizer.bos_id, tokenizer.eos_id) == (PAD_ID, UNK_ID, BOS_ID, EOS_ID)
+    assert tokenizer.pieces([0, 1, 2, 3]) == ["<pad>", "<unk>", "<s>", "</s>"]
+    for en, fr in pairs[:20]:
+        for text in (en, fr):
+            ids = tokenizer.encode(text)
+            assert tokenizer.decode(ids) == text
+            assert tokenizer.decode([BOS_ID] + ids + [EOS_ID, PAD_ID]) == text
+            assert "".join(tokenizer.pieces(ids)).replace("▁", " ").strip() == text
+    batch = tokenizer.encode([pairs[0][0], pairs[1][1]])
+    assert batch == [tokenizer.encode(pairs[0][0]), tokenizer.encode(pairs[1][1])]
+
+
+def make_checkpoint(tmp_path, tokenizer, dtype=None):
+    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=1,
+                      d_ff=64, max_len=64)
+    torch.manual_seed(0)
+    model = Transformer(cfg).eval()
+    return model, save_checkpoint(model, tokenizer.path, tmp_path / "ck", dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [None, torch.float16])
+def test_save_load_round_trip(tmp_path, tokenizer, dtype):
+    model, folder = make_checkpoint(tmp_path, tokenizer, dtype)
+    loaded, tok = load_checkpoint(folder)
+    assert loaded.cfg == model.cfg and tok.vocab_size == tokenizer.vocab_size
+    for (k, a), (_, b) in zip(model.state_dict().items(), loaded.state_dict().items()):
+        assert b.dtype == torch.float32
+        torch.testing.assert_close(a.to(dtype or a.dtype).float(), b, msg=k)
+    assert json.loads((folder / "config.json").read_text())["d_model"] == 32
+
+
+def expect_error(folder, *words):
+    with pytest.raises(CheckpointError) as e:
+        load_checkpoint(folder)
+    msg = str(e.value)
+    for w in words:
+        assert w in msg, msg
+    assert "--checkpoint" in msg     # every message says what to do
+
+
+def test_missing_folder_and_files(tmp_path, tokenizer):
+    expect_error(tmp_path / "nope", "does not exist")
+    _, folder = make_checkpoint(tmp_path, tokenizer)
+    for name in ("model.safetensors", "config.json", "tokenizer.model"):
+        broken = tmp_path / f"no-{name}"
+        shutil.copytree(folder, broken)
+        (broken / name).unlink()
+        expect_error(broken, name)
+
+
+def test_truncated_and_corrupt_weights(tmp_path, tokenizer):
+    _, folder = make_checkpoint(tmp_path, tokenizer)
+    w = folder / "model.safetensors"
+    data = w.read_bytes()
+    w.write_bytes(data[: len(data) // 2])
+    expect_error(folder, "truncated or corrupt")
+    w.write_bytes(b"\x80\x04not a safetensors file, maybe a pickle")
+    expect_error(folder, "truncated or corrupt")
+
+
+def test_corrupt_config_and_tokenizer(tmp_path, tokenizer):
+    _, folder = make_checkpoint(tmp_path, tokenizer)
+    (folder / "config.json").write_text("{not json")
+    expect_error(folder, "config")
+    (folder / "config.json").write_text(json.dumps({"d_model": 32, "bogus": 1}))
+    expect_error(folder, "bogus")
+    _, folder = make_checkpoint(tmp_path / "b", tokenizer)
+    (folder / "tokenizer.model").write_bytes(b"garbage")
+    expect_error(folder, "SentencePiece")
+
+
+def test_mismatched_config_and_vocab(tmp_path, tokenizer):
+    _, folder = make_checkpoint(tmp_path, tokenizer)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["d_ff"] = 128
+    (folder / "config.json").write_text(json.dumps(cfg))
+    expect_error(folder, "do not match", "shape")
+    cfg["d_ff"], cfg["n_encoder_layers"] = 64, 2
+    (folder / "config.json").write_text(json.dumps(cfg))
+    expect_error(folder, "missing")
+    cfg["n_encoder_layers"], cfg["vocab_size"] = 1, tokenizer.vocab_size + 5
+    (folder / "config.json").write_text(json.dumps(cfg))
+    expect_error(folder, "different models")
+
+
+def test_nonfinite_weights_rejected(tmp_path, tokenizer):
+    from safetensors.torch import load_file, save_file
+    _, folder = make_checkpoint(tmp_path, tokenizer)
+    sd = load_file(str(folder / "model.safetensors"))
+    sd["embedding.weight"][5, 0] = float("nan")
+    save_file(sd, str(folder / "model.safetensors"))
+    expect_error(folder, "NaN")
