@@ -82,3 +82,58 @@ def bundled_checkpoint():
     if not (DEFAULT_CHECKPOINT / "model.safetensors").is_file():
         pytest.fail(f"the bundled checkpoint {DEFAULT_CHECKPOINT} is missing")
     return DEFAULT_CHECKPOINT
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_app(extra_args=(), env=None, timeout: float = 90.0):
+    """Start app.py on 127.0.0.1 and a free port; returns (process, url) once it answers."""
+    import os
+    import subprocess
+    import time
+    import urllib.request
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(port), *extra_args],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **(env or {})})
+    url = f"http://127.0.0.1:{port}/"
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if proc.poll() is not None:
+            raise RuntimeError(f"app exited with {proc.returncode}:\n{proc.stdout.read()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return proc, url
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("app did not start in time")
+
+
+def stop_app(proc) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except Exception:
+        proc.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url(bundled_checkpoint_session):
+    proc, url = start_app()
+    yield url
+    stop_app(proc)
+
+
+@pytest.fixture(scope="session")
+def bundled_checkpoint_session():
+    from transformer.checkpoint import DEFAULT_CHECKPOINT
+    if not (DEFAULT_CHECKPOINT / "model.safetensors").is_file():
+        pytest.fail(f"the bundled checkpoint {DEFAULT_CHECKPOINT} is missing")
+    return DEFAULT_CHECKPOINT

@@ -103,33 +103,60 @@ def attention_grid(
     dark: bool = False,
     font_size: int = 12,
 ) -> go.Figure:
-    """Layers x heads small multiples (BertViz's model view, as heatmaps)."""
+    """Layers x heads small multiples (BertViz's model view, as heatmaps).
+
+    Built as a plain figure dict and wrapped without per-property validation: with 24+
+    subplots, plotly's validation costs far more than the drawing (see bench/run.py)."""
     L, H, Tq, Tk = attn.shape
-    fig = make_subplots(rows=L, cols=H, horizontal_spacing=0.012, vertical_spacing=0.04,
-                        subplot_titles=[f"L{l + 1} H{h + 1}" for l in range(L) for h in range(H)])
     # Unique category names ("3 ▁the") keep repeated tokens apart and make hover text cheap.
     q = [f"{i} {t}" for i, t in enumerate(esc_all(query_labels))]
     k = [f"{j} {t}" for j, t in enumerate(esc_all(key_labels))]
     zmax = float(np.nanmax(attn)) if shared_scale and attn.size else None
+    scale = COLORSCALES.get(colorscale, colorscale)
+    gap_x, gap_y = 0.012, 0.04
+    w = (1 - gap_x * (H - 1)) / H
+    h_ = (1 - gap_y * (L - 1)) / L
+    data, layout = [], {}
+    annotations = []
     for l in range(L):
         for h in range(H):
+            n = l * H + h + 1
             z = attn[l, h].astype(np.float64)
             if masked is not None:
                 z = np.where(masked, np.nan, z)
-            fig.add_trace(go.Heatmap(
-                z=_f32(z, 3), x=k, y=q, coloraxis="coloraxis" if shared_scale else None,
-                colorscale=None if shared_scale else COLORSCALES.get(colorscale, colorscale),
-                showscale=False, hoverongaps=False,
-                hovertemplate=f"layer {l + 1}, head {h + 1}<br>%{{y}} → %{{x}}<br>%{{z:.3f}}<extra></extra>",
-            ), row=l + 1, col=h + 1)
-    fig.update_xaxes(showticklabels=False, showgrid=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, autorange="reversed")
+            trace = dict(type="heatmap", z=_f32(z, 3), x=k, y=q, showscale=False, hoverongaps=False,
+                         xaxis=f"x{n}", yaxis=f"y{n}",
+                         hovertemplate=f"layer {l + 1}, head {h + 1}<br>%{{y}} → %{{x}}<br>%{{z:.3f}}<extra></extra>")
+            if shared_scale:
+                trace["coloraxis"] = "coloraxis"
+            else:
+                trace["colorscale"] = scale
+            data.append(trace)
+            x0 = h * (w + gap_x)
+            y1 = 1 - l * (h_ + gap_y)
+            layout[f"xaxis{n}"] = dict(domain=[round(max(0.0, x0), 6), round(min(1.0, x0 + w), 6)], anchor=f"y{n}", showticklabels=False, showgrid=False)
+            layout[f"yaxis{n}"] = dict(domain=[round(max(0.0, y1 - h_), 6), round(min(1.0, y1), 6)], anchor=f"x{n}", showticklabels=False, showgrid=False,
+                                       autorange="reversed")
+            annotations.append(dict(text=f"L{l + 1} H{h + 1}", x=x0 + w / 2, y=y1, xref="paper", yref="paper",
+                                    xanchor="center", yanchor="bottom", showarrow=False,
+                                    font=dict(size=max(9, font_size - 2))))
+    layout["annotations"] = annotations
     if shared_scale:
-        fig.update_layout(coloraxis=dict(colorscale=COLORSCALES.get(colorscale, colorscale), cmin=0, cmax=zmax,
-                                         colorbar=dict(title=dict(text="weight"), thickness=12)))
-    fig.update_annotations(font_size=max(9, font_size - 2))
-    style(fig, dark, font_size, int(150 * L + 90), title)
-    return fig
+        layout["coloraxis"] = dict(colorscale=scale, cmin=0, cmax=zmax,
+                                   colorbar=dict(title=dict(text="weight"), thickness=12))
+    layout.update(_style_dict(dark, font_size, int(150 * L + 90), title))
+    return go.Figure(dict(data=data, layout=layout), _validate=False)
+
+
+def _style_dict(dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> dict:
+    import plotly.io as pio
+    out = dict(template=pio.templates["plotly_dark" if dark else "plotly_white"], font=dict(size=font_size),
+               paper_bgcolor="rgba(0,0,0,0)", margin=dict(l=10, r=10, t=60 if title else 30, b=10))
+    if title:
+        out["title"] = dict(text=title, x=0.01, xanchor="left")
+    if height:
+        out["height"] = height
+    return out
 
 
 def topk_bar(pieces: Sequence[str], probs: Sequence[float], chosen: int = 0, title: str = "",
