@@ -246,7 +246,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = 2) -
             with gr.Tab("Positional encoding", id="positional"):
                 gr.Markdown("PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)). "
                             "The input's positions are outlined.")
-                pe_dims = gr.Dropdown([str(d) for d in range(cfg.d_model)], value=["0", "1", "8", "9", "64", "65"],
+                pe_dims = gr.Dropdown([str(d) for d in range(cfg.d_model)], value=[str(d) for d in (0, 1, 8, 9, 64, 65) if d < cfg.d_model],
                                       multiselect=True, label="Dimensions to plot as curves")
                 pe_heat = gr.Plot(label="Positional encoding matrix", elem_id="pe-heatmap")
                 with gr.Row():
@@ -291,11 +291,10 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = 2) -
                   sum_kind, pe_dims, in_kind, in_layer, in_head, in_query, in_unscaled, *look_inputs]
         all_out = step_out + ex_out + sum_out + pe_out + in_out
         tr_out = [trace_state, french, info, pieces, step]
-        for trigger in (go_btn.click, text.submit):
-            trigger(run_translate, text, tr_out, api_name="translate" if trigger == go_btn.click else False,
-                    concurrency_id="model", concurrency_limit=concurrency).then(
-                fit_query, [trace_state, in_kind], in_query, api_visibility="undocumented", queue=False).then(
-                draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+        gr.on([go_btn.click, text.submit], run_translate, text, tr_out, api_name="translate",
+              concurrency_id="model", concurrency_limit=concurrency).then(
+            fit_query, [trace_state, in_kind], in_query, api_visibility="undocumented", queue=False).then(
+            draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
 
         step.change(draw_step, step_in, step_out, api_name="step_view", show_progress="hidden",
                     trigger_mode="always_last", concurrency_id="draw")

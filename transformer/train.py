@@ -313,9 +313,14 @@ def main(argv=None) -> int:
     stop = False
     while not stop:
         batches = train.batches(args.max_tokens, seed=args.seed * 1000 + state["epoch"])
-        batches = batches[rank::world]
+        batches = batches[: len(batches) // world * world][rank::world]   # equal share per process
         for b in range(state["batch"], len(batches)):
-            if state["step"] >= args.max_steps or (args.max_minutes and state["train_seconds"] / 60 >= args.max_minutes):
+            done = state["step"] >= args.max_steps or bool(args.max_minutes and state["train_seconds"] / 60 >= args.max_minutes)
+            if world > 1:  # every process must stop at the same step, or the next all-reduce hangs
+                flag = torch.tensor([int(done)], device=device)
+                dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+                done = bool(flag.item())
+            if done:
                 stop = True
                 break
             t_step = time.time()

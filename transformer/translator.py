@@ -78,7 +78,8 @@ class Translator:
         if truncated:
             notes.append(f"The input is longer than the model's limit of {self.max_src_tokens - 1} pieces; "
                          f"only the first {self.max_src_tokens - 1} were translated.")
-        if all(i == self.tokenizer.unk_id for i in src_ids[:-1]):
+        known = [p for p in self.tokenizer.pieces(src_ids[:-1]) if p not in ("▁", "<unk>")]
+        if not known and self.tokenizer.unk_id in src_ids:
             notes.append("None of these characters are in the model's vocabulary (it knows English and French "
                          "text); they all became <unk>.")
         raw = trace_greedy(self.model, src_ids, self.tokenizer.pieces, max_new_tokens=max_new_tokens, top_k=top_k,

@@ -1,0 +1,54 @@
+"""Score a checkpoint on every dev and test set and print the model card's table.
+
+``python bench/evaluate_all.py [--checkpoint DIR]`` runs ``python -m transformer.evaluate`` once
+per set (the exact commands are printed in the table) and prints a markdown table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = "../shared/data"
+SETS = [
+    ("Tatoeba dev (selection)", f"{DATA}/tatoeba-eng-fra/dev.tsv.gz"),
+    ("Multi30k val (selection)", f"{DATA}/multi30k/val"),
+    ("Tatoeba test", f"{DATA}/tatoeba-eng-fra/test.tsv.gz"),
+    ("Multi30k test_2016_flickr", f"{DATA}/multi30k/test_2016_flickr"),
+    ("Multi30k test_2017_flickr", f"{DATA}/multi30k/test_2017_flickr"),
+    ("Multi30k test_2017_mscoco", f"{DATA}/multi30k/test_2017_mscoco"),
+    ("Multi30k test_2018_flickr", f"{DATA}/multi30k/test_2018_flickr"),
+]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--checkpoint", default=None)
+    p.add_argument("--device", default="cpu")
+    args = p.parse_args(argv)
+    rows = []
+    for name, data in SETS:
+        cmd = [sys.executable, "-m", "transformer.evaluate", "--data", data, "--device", args.device]
+        if args.checkpoint:
+            cmd += ["--checkpoint", args.checkpoint]
+        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"{name}: failed: {r.stderr.strip()}", file=sys.stderr)
+            continue
+        res = json.loads(r.stdout.strip().splitlines()[-1])
+        shown = "python -m transformer.evaluate --data " + data + (f" --checkpoint {args.checkpoint}" if args.checkpoint else "")
+        rows.append((name, res["sentences"], res["bleu"], res["chrf"], shown))
+        print(f"{name}: BLEU {res['bleu']}, chrF {res['chrf']} ({res['seconds']} s)", file=sys.stderr, flush=True)
+    print("| set | sentences | BLEU | chrF | command |\n|---|---:|---:|---:|---|")
+    for name, n, b, c, cmd in rows:
+        print(f"| {name} | {n:,} | {b:.1f} | {c:.1f} | `{cmd}` |")
+    print(f"\nsacrebleu signatures: {json.loads(r.stdout.strip().splitlines()[-1])['bleu_signature']} / "
+          f"{json.loads(r.stdout.strip().splitlines()[-1])['chrf_signature']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

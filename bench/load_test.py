@@ -1,0 +1,153 @@
+"""Load test: N simulated users drive the app through gradio_client at once.
+
+``python bench/load_test.py [--users 16] [--duration 60]`` starts app.py on 127.0.0.1 (or uses
+--url), then each user, in its own session, translates its own sentences and moves the step
+slider, for a bounded time. Reports requests, errors, p50/p95/max latency, and checks that
+every user got the translation of their own sentence (no crossed results). Exit code 1 if
+any request failed or any result was crossed.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import itertools
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SUBJECTS = ["My sister", "The teacher", "Our neighbour", "A young boy", "The old woman", "His friend", "The doctor",
+            "My father"]
+VERBS = ["is reading", "bought", "is cooking", "found", "likes", "is painting", "forgot", "is carrying"]
+OBJECTS = ["a red book", "the small table", "some fresh bread", "a blue umbrella", "the heavy box", "a long letter",
+           "an old map", "the new bicycle"]
+
+
+def user_sentences(user: int, n: int = 6) -> list[str]:
+    rng = random.Random(user)
+    combos = list(itertools.product(SUBJECTS, VERBS, OBJECTS))
+    rng.shuffle(combos)
+    return [f"{s} {v} {o}." for s, v, o in combos[:n]]
+
+
+def start_app(concurrency: int):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), "--concurrency", str(concurrency)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
+    url = f"http://127.0.0.1:{port}/"
+    t0 = time.time()
+    while time.time() - t0 < 120:
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return proc, url
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("app did not start")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--users", type=int, default=16)
+    p.add_argument("--duration", type=float, default=60.0, help="seconds of load")
+    p.add_argument("--url", default=None, help="an app already running (default: start one here)")
+    p.add_argument("--concurrency", type=int, default=2, help="app's --concurrency when started here")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON line too")
+    args = p.parse_args(argv)
+
+    from gradio_client import Client
+    from transformer.translator import Translator
+    expected_model = Translator(None, "cpu")      # same model, same greedy path: the expected outputs
+    sentences = {u: user_sentences(u) for u in range(args.users)}
+    expected = {s: expected_model.trace(s).translation for ss in sentences.values() for s in ss}
+
+    proc, url = (None, args.url) if args.url else start_app(args.concurrency)
+    lat = {"translate": [], "slider": []}
+    errors, crossed, lock = [], [], threading.Lock()
+    stop_at = time.time() + args.duration
+    clients = {}
+
+    def user(u: int):
+        try:
+            c = Client(url, verbose=False)
+        except Exception as e:  # noqa: BLE001
+            with lock:
+                errors.append(f"user {u}: connect: {e!r}")
+            return
+        clients[u] = c
+        for i in itertools.count():
+            if time.time() >= stop_at:
+                return
+            text = sentences[u][i % len(sentences[u])]
+            try:
+                t0 = time.perf_counter()
+                french, info, pieces, _ = c.predict(text, api_name="/translate")
+                t1 = time.perf_counter()
+                with lock:
+                    lat["translate"].append(t1 - t0)
+                if french != expected[text]:
+                    with lock:
+                        crossed.append(f"user {u}: {text!r} -> {french!r}, expected {expected[text]!r}")
+                for step in (2, 3, 99):
+                    t0 = time.perf_counter()
+                    step_html, _, _ = c.predict(step, 3, "mean over heads", "Light", False, "Viridis",
+                                                api_name="/step_view")
+                    with lock:
+                        lat["slider"].append(time.perf_counter() - t0)
+                # the last step's "French so far" must be this user's own translation
+                if step_html and html.escape(french.split()[0]) not in step_html:
+                    with lock:
+                        crossed.append(f"user {u}: slider showed another trace for {text!r}")
+            except Exception as e:  # noqa: BLE001
+                with lock:
+                    errors.append(f"user {u}: {e!r}")
+
+    threads = [threading.Thread(target=user, args=(u,)) for u in range(args.users)]
+    t_start = time.time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.time() - t_start
+    if proc is not None:
+        proc.terminate()
+        proc.wait(10)
+
+    def stats(xs):
+        if not xs:
+            return dict(n=0)
+        xs = sorted(xs)
+        return dict(n=len(xs), p50_ms=round(1000 * statistics.median(xs)),
+                    p95_ms=round(1000 * xs[min(len(xs) - 1, int(0.95 * len(xs)))]), max_ms=round(1000 * xs[-1]))
+    every = lat["translate"] + lat["slider"]
+    result = dict(users=args.users, duration_s=round(wall, 1), requests=len(every), errors=len(errors),
+                  crossed=len(crossed), all=stats(every), translate=stats(lat["translate"]), slider=stats(lat["slider"]),
+                  requests_per_s=round(len(every) / wall, 1))
+    print(f"users {args.users}, {wall:.0f} s: {result['requests']} requests ({result['requests_per_s']}/s), "
+          f"{len(errors)} errors, {len(crossed)} crossed results")
+    for k in ("all", "translate", "slider"):
+        s = result[k]
+        if s["n"]:
+            print(f"  {k:9} n={s['n']:5}  p50 {s['p50_ms']:6} ms  p95 {s['p95_ms']:6} ms  max {s['max_ms']:6} ms")
+    for line in (errors + crossed)[:10]:
+        print("  !", line)
+    if args.json:
+        print(json.dumps(result))
+    return 0 if not errors and not crossed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""Bad input never raises; faults give clear messages; one user's failure does not stop others."""
+from __future__ import annotations
+
+import html
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, free_port
+from transformer import report, views
+from transformer.checkpoint import save_checkpoint
+from transformer.config import ModelConfig
+from transformer.model import Transformer
+from transformer.translator import MAX_INPUT_CHARS, Translator
+
+
+@pytest.fixture(scope="module")
+def tiny_translator(tmp_path_factory, tokenizer):
+    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
+                      d_ff=64, max_len=64)
+    torch.manual_seed(0)
+    folder = save_checkpoint(Transformer(cfg), tokenizer.path, tmp_path_factory.mktemp("ck") / "tiny")
+    tr = Translator(folder, "cpu")
+    tr.max_src_tokens = 24          # keep decoding short for the property test
+    return tr
+
+
+NASTY = st.one_of(
+    st.text(max_size=300),
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=200),
+    st.text(alphabet=st.characters(blacklist_categories=()), max_size=80),   # includes surrogates, controls
+    st.sampled_from(["", " ", "\n\t\r", "\x00\x01\x1b[31m", "<script>alert(1)</script>", "<b>x</b>&amp;",
+                     "😀🎉👩‍👩‍👧", "日本語のテキスト", "مرحبا بالعالم", "Привет, мир", "a" * 5000,
+                     "\ud800 lone surrogate", "{{ 7*7 }} ${HOME} $(rm -rf /) `id`", "../../etc/passwd",
+                     "\u202e reversed", "\ufeff BOM", "x\u0000y"]),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=NASTY)
+def test_any_text_gives_a_translation_or_a_clear_message(tiny_translator, text):
+    try:
+        trace = tiny_translator.trace(text, max_new_tokens=12)
+    except ValueError as e:                          # the only error: nothing to translate, with a message
+        assert "nothing to translate" in str(e).lower()
+        return
+    assert isinstance(trace.translation, str) and len(trace.source_text) <= MAX_INPUT_CHARS
+    lk = views.Look()
+    chips = views.pieces_html(trace)
+    for p in trace.src_pieces + trace.tgt_out_pieces:
+        assert html.escape(p) in chips
+    assert "<script" not in chips and "<img" not in chips and chips.count("<b>") == 2   # only our two labels
+    views.step_view(trace, 1, 1, "mean over heads", lk)
+    for kind in ("encoder", "decoder", "cross"):
+        views.explorer_figure(trace, kind, 1, "1", "head", True, lk).to_json()
+        views.explorer_figure(trace, kind, 2, "mean", "rollout", False, lk).to_json()
+        views.summary_view(trace, kind, lk)
+        views.inside_view(trace, kind, 1, "1", 1, True, lk)
+
+
+def test_report_escapes_every_token(tiny_translator):
+    trace = tiny_translator.trace('<img src=x onerror=alert(1)> "quoted" & <b>bold</b>', max_new_tokens=6)
+    page = report.build_report(trace, tiny_translator.cfg)
+    body = page.split("<body>", 1)[1]
+    assert "<img src=x" not in body and "<b>bold" not in body
+    assert "&lt;img src=x onerror=alert(1)&gt;" in body
+
+
+def test_long_input_is_truncated_and_said(tiny_translator):
+    trace = tiny_translator.trace("word " * 3000, max_new_tokens=4)
+    assert len(trace.src_ids) == tiny_translator.max_src_tokens
+    assert any("cut" in n for n in trace.notes) and any("limit" in n for n in trace.notes)
+
+
+def test_output_length_and_time_are_bounded(tiny_translator):
+    trace = tiny_translator.trace("one two three", max_new_tokens=5)
+    assert len(trace.steps) <= 5
+    trace = tiny_translator.trace("one two three four five", deadline_s=0.0)
+    assert trace.timed_out and any("time limit" in n for n in trace.notes)
+
+
+def test_unknown_script_is_explained(tiny_translator):
+    trace = tiny_translator.trace("日本語", max_new_tokens=3)
+    assert any("vocabulary" in n for n in trace.notes)
+
+
+# ------------------------------------------------------------------ faults at start
+def run_app_expecting_error(args):
+    r = subprocess.run([sys.executable, "app.py", "--port", str(free_port()), *args], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and r.stderr.strip().startswith("error:")
+    assert len(r.stderr.strip().splitlines()) == 1 and "--checkpoint" in r.stderr
+    return r.stderr
+
+
+def test_app_refuses_bad_checkpoints_with_one_clear_line(tmp_path, bundled_checkpoint):
+    assert "does not exist" in run_app_expecting_error(["--checkpoint", str(tmp_path / "missing")])
+    bad = tmp_path / "truncated"
+    shutil.copytree(bundled_checkpoint, bad)
+    w = bad / "model.safetensors"
+    w.write_bytes(w.read_bytes()[:1000])
+    assert "truncated or corrupt" in run_app_expecting_error(["--checkpoint", str(bad)])
+    (bad / "config.json").write_text((bundled_checkpoint / "config.json").read_text().replace('"d_ff": 1024', '"d_ff": 512'))
+    shutil.copy(bundled_checkpoint / "model.safetensors", w)
+    assert "do not match" in run_app_expecting_error(["--checkpoint", str(bad)])
+
+
+# ------------------------------------------------------------------ a failure during one request
+def test_one_users_model_error_does_not_stop_others(tiny_translator, tmp_path):
+    gradio_client = pytest.importorskip("gradio_client")
+    sys.path.insert(0, str(ROOT))
+    import app as app_module
+
+    class Flaky:
+        def __init__(self, inner):
+            self.inner = inner
+            self.cfg, self.model, self.device = inner.cfg, inner.model, inner.device
+
+        def trace(self, text, **kw):
+            if "boom" in text:
+                raise RuntimeError("simulated model failure")
+            return self.inner.trace(text, max_new_tokens=8)
+
+    demo = app_module.build_demo(Flaky(tiny_translator), tmp_path)
+    demo.queue()
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        c = gradio_client.Client(f"http://127.0.0.1:{port}/", verbose=False)
+        french, info, *_ = c.predict("boom", api_name="/translate")
+        assert french == "" and "failed on this input" in info
+        french, info, pieces, _ = c.predict("I have seven apples.", api_name="/translate")
+        assert "CPU" in info and "piece" in pieces
+    finally:
+        demo.close()
