@@ -198,7 +198,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = 2) -
                 large = gr.Checkbox(label="Presenter mode (large type)", value=False)
                 scale = gr.Dropdown(list(COLORSCALES), value="Viridis", label="Colour scale (Viridis and Cividis are colour-blind safe)")
                 report_btn = gr.Button("Build HTML report of this translation")
-                report_file = gr.File(label="Standalone HTML report (opens offline)", interactive=False)
+                report_file = gr.File(label="Standalone HTML report (opens offline)", interactive=False, height=90)
         look_inputs = [look, large, scale]
 
         with gr.Tabs():

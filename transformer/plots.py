@@ -30,6 +30,11 @@ def esc_all(tokens: Sequence[str]) -> list[str]:
     return [esc(t) for t in tokens]
 
 
+def _top_margin(font_size: int, title) -> int:
+    """Room for the title below Gradio's label badge, growing with the type size."""
+    return int(3.2 * font_size + 30) if title else 40
+
+
 def style(fig: go.Figure, dark: bool = False, font_size: int = 14, height: Optional[int] = None,
           title: Optional[str] = None) -> go.Figure:
     """The shared look: light or dark template, readable type, transparent paper."""
@@ -37,10 +42,10 @@ def style(fig: go.Figure, dark: bool = False, font_size: int = 14, height: Optio
         template="plotly_dark" if dark else "plotly_white",
         font=dict(size=font_size),
         paper_bgcolor="rgba(0,0,0,0)",
-        margin=dict(l=10, r=10, t=60 if title else 30, b=10),
+        margin=dict(l=10, r=10, t=_top_margin(font_size, title), b=10),
     )
     if title is not None:
-        fig.update_layout(title=dict(text=title, x=0.01, xanchor="left"))
+        fig.update_layout(title=dict(text=title, x=0.01, xanchor="left", font=dict(size=font_size + 1)))
     if height:
         fig.update_layout(height=height)
     return fig
@@ -151,9 +156,9 @@ def attention_grid(
 def _style_dict(dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> dict:
     import plotly.io as pio
     out = dict(template=pio.templates["plotly_dark" if dark else "plotly_white"], font=dict(size=font_size),
-               paper_bgcolor="rgba(0,0,0,0)", margin=dict(l=10, r=10, t=60 if title else 30, b=10))
+               paper_bgcolor="rgba(0,0,0,0)", margin=dict(l=10, r=10, t=_top_margin(font_size, title), b=10))
     if title:
-        out["title"] = dict(text=title, x=0.01, xanchor="left")
+        out["title"] = dict(text=title, x=0.01, xanchor="left", font=dict(size=font_size + 1))
     if height:
         out["height"] = height
     return out

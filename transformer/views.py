@@ -22,7 +22,7 @@ class Look:
 
     @property
     def font(self) -> int:
-        return 20 if self.large else 14
+        return 19 if self.large else 14
 
 
 def kind_data(trace, kind: str):
@@ -82,7 +82,7 @@ def step_view(trace, step: int, layer: int, head, look: Look):
             f'<span class="piece">&lt;s&gt;</span>{prefix_html}</div>'
             f'<div>chosen token: <span class="piece chosen">{chosen}</span> with p = {s.prob:.1%}</div>'
             f'<div>French so far: <b>{html.escape(_detok(trace.tgt_out_pieces[:step]))}</b></div></div>')
-    topk = plots.topk_bar(s.topk_pieces, s.topk_probs, 0, f"Top-{len(s.topk_pieces)} next-token probabilities at step {step}",
+    topk = plots.topk_bar(s.topk_pieces, s.topk_probs, 0, f"Top-{len(s.topk_pieces)} next pieces, step {step}",
                           look.dark, look.font)
     h = head_choice(head)
     L = trace.cross_attn.shape[0]
@@ -90,7 +90,7 @@ def step_view(trace, step: int, layer: int, head, look: Look):
     w = trace.cross_attn[layer - 1, :, step - 1]
     w = w.mean(0) if h is None else w[h]
     who = "mean over heads" if h is None else f"head {h + 1}"
-    cross = plots.source_attention_bar(trace.src_pieces, w, f"Cross-attention at step {step}, layer {layer}, {who}",
+    cross = plots.source_attention_bar(trace.src_pieces, w, f"Step {step}: layer {layer}, {who}",
                                        look.dark, look.font)
     return info, topk, cross
 
