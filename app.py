@@ -8,6 +8,7 @@ kept in ``gr.State`` (``transformer.views``), so sliders and pickers never re-ru
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import sys
@@ -66,6 +67,18 @@ JS = """
 """
 
 
+def safe_view(fn):
+    """A redraw that fails tells this user in one line (no traceback) and leaves the app serving others."""
+    @functools.wraps(fn)
+    def wrapper(*args):
+        try:
+            return fn(*args)
+        except Exception as e:  # noqa: BLE001
+            log.exception("view %s failed", fn.__name__)
+            raise gr.Error(f"This view could not be drawn ({type(e).__name__}). Try another setting or sentence.")
+    return wrapper
+
+
 def slider_update(n: int, value: int = 1, **kw):
     """A 1..n slider (Gradio needs minimum < maximum: a single choice is shown as a locked 1..2 slider)."""
     return gr.update(minimum=1, maximum=max(n, 2), value=min(max(1, value), max(n, 1)), step=1, interactive=n > 1, **kw)
@@ -111,12 +124,14 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = 2) -
         return (trace, trace.translation, views.run_info(trace), views.pieces_html(trace),
                 slider_update(n))
 
+    @safe_view
     def draw_step(trace, step, layer, head, look, large, scale):
         lk = look_of(look, large, scale)
         if trace is None:
             return f"<i>{NO_TRACE}</i>", empty_figure(NO_TRACE, lk.dark), empty_figure(NO_TRACE, lk.dark)
         return views.step_view(trace, int(step or 1), int(layer or 1), head, lk)
 
+    @safe_view
     def draw_explorer(trace, kind, layer, head, mode, scaling, look, large, scale):
         lk = look_of(look, large, scale)
         if trace is None:
@@ -125,15 +140,18 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = 2) -
         return (views.explorer_figure(trace, kind, int(layer), head, mode, shared, lk),
                 views.grid_figure(trace, kind, shared, lk))
 
+    @safe_view
     def draw_summary(trace, kind, look, large, scale):
         lk = look_of(look, large, scale)
         if trace is None:
             return empty_figure(NO_TRACE, lk.dark), []
         return views.summary_view(trace, kind, lk)
 
+    @safe_view
     def draw_positional(trace, dims, look, large, scale):
         return views.positional_views(trace, cfg.d_model, dims or [], look_of(look, large, scale))
 
+    @safe_view
     def draw_inside(trace, kind, layer, head, query, unscaled, look, large, scale):
         lk = look_of(look, large, scale)
         if trace is None:
@@ -164,6 +182,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = 2) -
             return start, gr.Timer(active=True), "⏸ Pause"
         return gr.update(), gr.Timer(active=False), "▶ Play"
 
+    @safe_view
     def make_report(trace, look, large, scale):
         if trace is None:
             gr.Warning("Translate a sentence first; the report holds its figures.")
@@ -197,8 +216,9 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = 2) -
                 look = gr.Radio(["Light", "Dark"], value="Light", label="Look")
                 large = gr.Checkbox(label="Presenter mode (large type)", value=False)
                 scale = gr.Dropdown(list(COLORSCALES), value="Viridis", label="Colour scale (Viridis and Cividis are colour-blind safe)")
-                report_btn = gr.Button("Build HTML report of this translation")
-                report_file = gr.File(label="Standalone HTML report (opens offline)", interactive=False, height=90)
+                report_btn = gr.Button("Build HTML report of this translation", elem_id="report-btn")
+                report_file = gr.File(label="Standalone HTML report (opens offline)", interactive=False, height=90,
+                                      elem_id="report-file")
         look_inputs = [look, large, scale]
 
         with gr.Tabs():
@@ -280,6 +300,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = 2) -
         in_in = [trace_state, in_kind, in_layer, in_head, in_query, in_unscaled, *look_inputs]
         in_out = [in_plot, in_row, in_text]
 
+        @safe_view
         def draw_all(trace, step_v, sl, sh, exk, exl, exh, exm, exs, sk, dims, ik, il, ih, iq, iu, lk, lg, sc):
             return (*draw_step(trace, step_v, sl, sh, lk, lg, sc),
                     *draw_explorer(trace, exk, exl, exh, exm, exs, lk, lg, sc),

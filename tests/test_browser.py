@@ -36,7 +36,7 @@ def plots_in(page, elem_id):
 
 
 def test_translate_step_and_explore_in_a_browser(browser, app_url):
-    page = browser.new_page(viewport={"width": 1440, "height": 1100})
+    page = browser.new_page(viewport={"width": 1440, "height": 1650})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(app_url)
@@ -57,6 +57,9 @@ def test_translate_step_and_explore_in_a_browser(browser, app_url):
     page.locator("body").press("ArrowRight")
     page.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=30_000)
     page.screenshot(path=str(ROOT / "assets" / "screenshot.png"), full_page=False)
+    # Plotly's own toolbar offers a PNG download of every figure
+    page.hover("#topk-plot .js-plotly-plot")
+    assert page.locator("#topk-plot .modebar-btn[data-title*='png' i]").count() == 1
     # switch to the attention explorer: heatmaps render
     page.get_by_role("tab", name="Attention explorer").click()
     plots_in(page, "explorer-plot").wait_for(timeout=30_000)
@@ -67,6 +70,14 @@ def test_translate_step_and_explore_in_a_browser(browser, app_url):
     page.get_by_role("tab", name="Inside one head").click()
     plots_in(page, "inside-plot").wait_for(timeout=30_000)
     page.screenshot(path=str(ROOT / "assets" / "screenshot-explorer.png"), full_page=False)
+    # the standalone HTML report
+    page.get_by_text("Display: light/dark").click()
+    page.click("#report-btn")
+    page.wait_for_selector("#report-file a", timeout=60_000)
+    href = page.locator("#report-file a").first.get_attribute("href")
+    assert href and "transformer-trace.html" in href
+    report = page.request.get(href if href.startswith("http") else app_url.rstrip("/") + "/" + href.lstrip("/")).text()
+    assert report.startswith("<!DOCTYPE html>") and "Plotly" in report and "Le chat" in report
     assert not errors, errors
     page.close()
 
