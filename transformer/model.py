@@ -186,7 +186,7 @@ class Transformer(nn.Module):
         return EncoderOutput(memory=x, src_mask=src_mask, attentions=attentions)
 
     def output_logits(self, x: torch.Tensor) -> torch.Tensor:
-        return x @ self.embedding.weight.t()                                   # tied: (B, T, vocab)
+        return F.linear(x, self.embedding.weight)                              # tied: (B, T, vocab)
 
     def decode(
         self,
