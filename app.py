@@ -364,6 +364,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--share", action="store_true", help="create a public gradio.live link")
     p.add_argument("--concurrency", type=int, default=int(os.environ.get("APP_CONCURRENCY", "2")),
                    help="translations run at once (the model is shared read-only)")
+    p.add_argument("--torch-threads", type=int, default=int(os.environ.get("APP_TORCH_THREADS", "1")),
+                   help="intra-op threads per translation (default 1: concurrent requests share the cores)")
     p.add_argument("--queue-size", type=int, default=int(os.environ.get("APP_QUEUE_SIZE", "256")),
                    help="requests that may wait in the queue before new ones are turned away")
     return p.parse_args(argv)
@@ -373,6 +375,9 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
     t0 = time.perf_counter()
+    if args.torch_threads > 0:
+        import torch
+        torch.set_num_threads(args.torch_threads)
     try:
         translator = Translator(args.checkpoint, args.device)
     except CheckpointError as e:

@@ -65,6 +65,7 @@ def main(argv=None) -> int:
     p.add_argument("--duration", type=float, default=60.0, help="seconds of load")
     p.add_argument("--url", default=None, help="an app already running (default: start one here)")
     p.add_argument("--concurrency", type=int, default=2, help="app's --concurrency when started here")
+    p.add_argument("--think", type=float, default=0.0, help="seconds a user waits between actions")
     p.add_argument("--json", action="store_true", help="print the result as one JSON line too")
     args = p.parse_args(argv)
 
@@ -98,6 +99,7 @@ def main(argv=None) -> int:
                 t1 = time.perf_counter()
                 with lock:
                     lat["translate"].append(t1 - t0)
+                time.sleep(args.think)
                 if french != expected[text]:
                     with lock:
                         crossed.append(f"user {u}: {text!r} -> {french!r}, expected {expected[text]!r}")
@@ -108,6 +110,7 @@ def main(argv=None) -> int:
                                                 api_name="/step_view")
                     with lock:
                         lat["slider"].append(time.perf_counter() - t0)
+                    time.sleep(args.think)
                 # the last step's "French so far" must be this user's own translation
                 if step_html and html.escape(french.split()[0]) not in step_html:
                     with lock:
@@ -134,7 +137,7 @@ def main(argv=None) -> int:
         return dict(n=len(xs), p50_ms=round(1000 * statistics.median(xs)),
                     p95_ms=round(1000 * xs[min(len(xs) - 1, int(0.95 * len(xs)))]), max_ms=round(1000 * xs[-1]))
     every = lat["translate"] + lat["slider"]
-    result = dict(users=args.users, duration_s=round(wall, 1), requests=len(every), errors=len(errors),
+    result = dict(users=args.users, think_s=args.think, duration_s=round(wall, 1), requests=len(every), errors=len(errors),
                   crossed=len(crossed), all=stats(every), translate=stats(lat["translate"]), slider=stats(lat["slider"]),
                   requests_per_s=round(len(every) / wall, 1))
     print(f"users {args.users}, {wall:.0f} s: {result['requests']} requests ({result['requests_per_s']}/s), "

@@ -38,6 +38,10 @@ SENTENCES = {
     "medium (12 words)": "The old man walked slowly to the market to buy fresh bread.",
     "long (30 words)": ("When the rain finally stopped in the late afternoon, the children ran outside to play in the "
                         "garden while their parents prepared dinner and talked about the long week ahead."),
+    "very long (60 words)": ("When the rain finally stopped in the late afternoon, the children ran outside to play in the "
+                             "garden while their parents prepared dinner and talked about the long week ahead. Later that "
+                             "evening, their grandmother called to say that she would arrive on Saturday with a large basket "
+                             "of apples from her farm, and everyone was happy because they had not seen her since the summer."),
 }
 
 

@@ -68,6 +68,20 @@ class MultiHeadAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model)
         self.w_o = nn.Linear(d_model, d_model)
 
+    def fused_qkv(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """[W_q; W_k; W_v] and their biases in one matrix, for inference: one matmul instead of three.
+
+        A read-only copy derived from the parameters (rebuilt whenever they change); used only
+        when no gradient is needed, so training always goes through w_q, w_k, w_v themselves."""
+        params = (self.w_q.weight, self.w_k.weight, self.w_v.weight, self.w_q.bias, self.w_k.bias, self.w_v.bias)
+        key = tuple((p.data_ptr(), p._version) for p in params)
+        cached = self.__dict__.get("_fused")
+        if cached is None or cached[0] != key:
+            with torch.no_grad():
+                cached = (key, torch.cat(params[:3]).contiguous(), torch.cat(params[3:]).contiguous())
+            self.__dict__["_fused"] = cached
+        return cached[1], cached[2]
+
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         B, T, _ = x.shape
         return x.view(B, T, self.n_heads, self.d_head).transpose(1, 2)    # (B, H, T, d_head)
@@ -87,15 +101,23 @@ class MultiHeadAttention(nn.Module):
         static_kv: Optional[KVCache] = None, # cross-attention: keys/values of the encoder memory
     ) -> tuple[torch.Tensor, Optional[AttentionWeights], Optional[KVCache]]:
         B, Tq, _ = query.shape
-        q = self.split_heads(self.w_q(query))                             # (B, H, Tq, d_head)
+        q = None
         if static_kv is not None:
             k, v = static_kv.k, static_kv.v
+        elif key_value is query and not torch.is_grad_enabled():
+            w, b = self.fused_qkv()                                       # self-attention, inference
+            q, k, v = (self.split_heads(t) for t in F.linear(query, w, b).chunk(3, dim=-1))
+            if cache is not None:
+                k = torch.cat([cache.k, k], dim=2)
+                v = torch.cat([cache.v, v], dim=2)
         else:
             kv = self.project_kv(key_value)
             k, v = kv.k, kv.v
             if cache is not None:
                 k = torch.cat([cache.k, k], dim=2)                        # (B, H, T_past + Tq, d_head)
                 v = torch.cat([cache.v, v], dim=2)
+        if q is None:
+            q = self.split_heads(self.w_q(query))                         # (B, H, Tq, d_head)
         new_cache = KVCache(k, v) if static_kv is None else None
         Tk = k.size(2)
 

@@ -85,16 +85,14 @@ def attention_heatmap(
     for i in range(Tq):
         for j in range(Tk):
             custom[i, j, 0], custom[i, j, 1] = q[i], k[j]
-    fig = go.Figure(go.Heatmap(
-        z=_f32(z, 4), x=list(range(Tk)), y=list(range(Tq)), customdata=custom,
-        colorscale=COLORSCALES.get(colorscale, colorscale), zmin=zmin, zmax=zmax,
-        hovertemplate=f"query %{{y}}: %{{customdata[0]}}<br>key %{{x}}: %{{customdata[1]}}<br>{value_name}: %{{z:.3f}}<extra></extra>",
-        colorbar=dict(title=dict(text=value_name), thickness=14), hoverongaps=False, xgap=1, ygap=1,
-    ))
-    fig.update_xaxes(title=xaxis_title, side="bottom", tickangle=-45, showgrid=False, **_ticks(key_labels))
-    fig.update_yaxes(title=yaxis_title, autorange="reversed", showgrid=False, **_ticks(query_labels))
+    heat = dict(type="heatmap", z=_f32(z, 4), x=list(range(Tk)), y=list(range(Tq)), customdata=custom,
+                colorscale=COLORSCALES.get(colorscale, colorscale), zmin=zmin, zmax=zmax, hoverongaps=False,
+                hovertemplate=f"query %{{y}}: %{{customdata[0]}}<br>key %{{x}}: %{{customdata[1]}}<br>{value_name}: %{{z:.3f}}<extra></extra>",
+                colorbar=dict(title=dict(text=value_name), thickness=14), xgap=1, ygap=1)
+    layout = dict(xaxis=dict(title=dict(text=xaxis_title), side="bottom", tickangle=-45, showgrid=False, **_ticks(key_labels)),
+                  yaxis=dict(title=dict(text=yaxis_title), autorange="reversed", showgrid=False, **_ticks(query_labels)))
     size = height or int(min(900, max(360, 140 + 28 * max(Tq, 6))))
-    return style(fig, dark, font_size, size, title)
+    return _fast_figure([heat], layout, dark, font_size, size, title)
 
 
 def attention_grid(
@@ -153,6 +151,13 @@ def attention_grid(
     return go.Figure(dict(data=data, layout=layout), _validate=False)
 
 
+def _fast_figure(data: list, layout: dict, dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> go.Figure:
+    """A figure from plain dicts, skipping plotly's per-property validation (the slow part of a
+    redraw); the dicts follow plotly's schema and the tests load every figure's JSON."""
+    layout = {**layout, **_style_dict(dark, font_size, height, title)}
+    return go.Figure(dict(data=data, layout=layout), _validate=False)
+
+
 def _style_dict(dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> dict:
     import plotly.io as pio
     out = dict(template=pio.templates["plotly_dark" if dark else "plotly_white"], font=dict(size=font_size),
@@ -169,14 +174,12 @@ def topk_bar(pieces: Sequence[str], probs: Sequence[float], chosen: int = 0, tit
     """Horizontal bars of the top-k next-token probabilities; the chosen (greedy) one highlighted."""
     labels = esc_all(pieces)
     colors = ["#E69F00" if i == chosen else "#56B4E9" for i in range(len(labels))]
-    fig = go.Figure(go.Bar(
-        x=_f32(probs, 4), y=list(range(len(labels))), orientation="h", marker_color=colors,
-        text=[f"{p:.1%}" for p in probs], textposition="outside", customdata=labels,
-        hovertemplate="%{customdata}: %{x:.2%}<extra></extra>", cliponaxis=False,
-    ))
-    fig.update_yaxes(autorange="reversed", **_ticks(pieces))
-    fig.update_xaxes(title="probability", range=[0, 1.15], tickformat=".0%")
-    return style(fig, dark, font_size, int(120 + 30 * max(len(labels), 3)), title)
+    bar = dict(type="bar", x=_f32(probs, 4), y=list(range(len(labels))), orientation="h", marker=dict(color=colors),
+               text=[f"{p:.1%}" for p in probs], textposition="outside", customdata=labels,
+               hovertemplate="%{customdata}: %{x:.2%}<extra></extra>", cliponaxis=False)
+    layout = dict(yaxis=dict(autorange="reversed", **_ticks(pieces)),
+                  xaxis=dict(title=dict(text="probability"), range=[0, 1.15], tickformat=".0%"))
+    return _fast_figure([bar], layout, dark, font_size, int(120 + 30 * max(len(labels), 3)), title)
 
 
 def source_attention_bar(src_pieces: Sequence[str], weights: Sequence[float], title: str = "",
@@ -184,14 +187,12 @@ def source_attention_bar(src_pieces: Sequence[str], weights: Sequence[float], ti
     """Which source pieces the decoder looked at in one step (bars over the source)."""
     w = np.asarray(weights, dtype=np.float64)
     top = int(np.argmax(w)) if w.size else -1
-    fig = go.Figure(go.Bar(
-        x=list(range(len(src_pieces))), y=_f32(w, 4), customdata=esc_all(src_pieces),
-        marker_color=["#D55E00" if i == top else "#0072B2" for i in range(len(w))],
-        hovertemplate="%{customdata}: %{y:.3f}<extra></extra>",
-    ))
-    fig.update_xaxes(tickangle=-45, **_ticks(src_pieces))
-    fig.update_yaxes(title="attention", range=[0, max(0.05, float(w.max()) * 1.1) if w.size else 1])
-    return style(fig, dark, font_size, 340, title)
+    bar = dict(type="bar", x=list(range(len(src_pieces))), y=_f32(w, 4), customdata=esc_all(src_pieces),
+               marker=dict(color=["#D55E00" if i == top else "#0072B2" for i in range(len(w))]),
+               hovertemplate="%{customdata}: %{y:.3f}<extra></extra>")
+    layout = dict(xaxis=dict(tickangle=-45, **_ticks(src_pieces)),
+                  yaxis=dict(title=dict(text="attention"), range=[0, max(0.05, float(w.max()) * 1.1) if w.size else 1]))
+    return _fast_figure([bar], layout, dark, font_size, 340, title)
 
 
 def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: str = "", value_name: str = "entropy",
