@@ -1,7 +1,7 @@
 """Benchmarks, side by side with PyTorch's reference in one process: ``python bench/run.py``.
 
-Prints a table (medians over repetitions after warm-up; ratios computed within the same
-run so they hold on a noisy machine) and, with --write, updates bench/RESULTS.md.
+Prints a table (medians over repetitions after warm-up; candidates interleaved and ratios
+computed within the same run, so they hold on a noisy machine) and saves bench/last_run.json.
 Sections: greedy latency (ours with/without KV cache vs nn.Transformer full recompute),
 trace overhead, batched throughput on the Tatoeba test split, the app (cold start,
 end-to-end request, redraw, figure JSON size, memory), training tokens/s fp32 vs bf16.
@@ -270,9 +270,11 @@ def main(argv=None) -> int:
     p.add_argument("--skip-app", action="store_true")
     p.add_argument("--skip-training", action="store_true")
     p.add_argument("--device", default="cpu")
-    p.add_argument("--write", action="store_true", help="write bench/RESULTS.md")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch intra-op threads for the latency sections (the app's default is 1)")
     args = p.parse_args(argv)
     reps = 5 if args.quick else args.reps
+    torch.set_num_threads(args.threads)
     tr = Translator(None, args.device)
     out = {"machine": machine()}
     print(f"# Benchmarks\nmachine: {out['machine']}\n")
@@ -286,8 +288,10 @@ def main(argv=None) -> int:
               f"{r['reference_ms']:15.1f} {r['speedup_vs_reference']:8.2f}x {r['trace_ms']:8.1f} "
               f"{r['trace_overhead']:10.2f}x {r['same_tokens']}")
 
+    torch.set_num_threads(os.cpu_count() or 1)         # the CLI's batched path uses every core
     out["throughput"] = thr = bench_throughput(tr, 500 if args.quick else 0)
-    print("\n## 3. Batched throughput (Tatoeba test split, CLI batched path)")
+    torch.set_num_threads(args.threads)
+    print(f"\n## 3. Batched throughput (Tatoeba test split, CLI batched path, {os.cpu_count()} threads)")
     print(json.dumps(thr) if "skipped" in thr else
           f"{thr['sentences']} sentences in {thr['seconds']:.1f} s = {thr['sentences_per_s']:.0f} sentences/s")
 
@@ -303,6 +307,7 @@ def main(argv=None) -> int:
               f"{app['step_redraw_e2e_ms']:.0f} ms; explorer redraw: {app['explorer_redraw_e2e_ms']:.0f} ms")
         print(f"resident memory after {app['requests'] + 3 * reps} requests: {app['rss_mb_after']:.0f} MB")
     if not args.skip_training:
+        torch.set_num_threads(os.cpu_count() or 1)     # training uses every core
         out["training"] = trn = bench_training(tr, 3 if args.quick else 6)
         print("\n## 5. Training throughput (one step, bundled model size, ~5k tokens per side)")
         print(f"fp32 {trn['fp32_tok_s']:,.0f} tokens/s, bf16 autocast {trn['bf16_tok_s']:,.0f} tokens/s "
