@@ -92,6 +92,7 @@ def model_card(checkpoint: Path) -> str:
     card = checkpoint / "MODEL_CARD.md"
     if card.is_file():
         text = card.read_text(encoding="utf-8")
+        text = "\n".join(line for line in text.splitlines() if not line.startswith("![")) + "\n"  # no relative images
         return text.split("\n", 1)[1] if text.startswith("# ") else text
     return "_This checkpoint has no MODEL_CARD.md._"
 
