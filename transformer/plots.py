@@ -10,7 +10,6 @@ from typing import Optional, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 COLORSCALES = {"Viridis": "Viridis", "Cividis": "Cividis", "Magma": "Magma", "Blues": "Blues", "Greys": "Greys"}
 DEFAULT_SCALE = "Viridis"   # perceptually uniform and readable by colour-blind viewers
@@ -214,51 +213,51 @@ def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoid
                        dark: bool = False, font_size: int = 14) -> go.Figure:
     """The PE matrix, positions x dimensions; the input's positions marked by a box."""
     T, D = pe.shape
-    fig = go.Figure(go.Heatmap(z=_f32(pe, 3), x=list(range(D)), y=list(range(T)), colorscale="RdBu", zmid=0,
-                               zmin=-1, zmax=1, colorbar=dict(title=dict(text="value"), thickness=12),
-                               hovertemplate="position %{y}, dimension %{x}: %{z:.3f}<extra></extra>"))
+    heat = dict(type="heatmap", z=_f32(pe, 3), x=list(range(D)), y=list(range(T)), colorscale="RdBu", zmid=0,
+                zmin=-1, zmax=1, colorbar=dict(title=dict(text="value"), thickness=12),
+                hovertemplate="position %{y}, dimension %{x}: %{z:.3f}<extra></extra>")
+    layout = dict(xaxis=dict(title=dict(text="dimension i (even = sin, odd = cos)")),
+                  yaxis=dict(title=dict(text="position"), autorange="reversed"))
     if n_marked:
-        fig.add_shape(type="rect", x0=-0.5, x1=D - 0.5, y0=-0.5, y1=min(n_marked, T) - 0.5,
-                      line=dict(color="#E69F00", width=3))
-        fig.add_annotation(x=D - 1, y=min(n_marked, T) - 0.5, text=f"your input: positions 0–{n_marked - 1}",
-                           showarrow=False, xanchor="right", yanchor="top", font=dict(color="#E69F00"))
-    fig.update_xaxes(title="dimension i (even = sin, odd = cos)")
-    fig.update_yaxes(title="position", autorange="reversed")
-    return style(fig, dark, font_size, 480, title)
+        layout["shapes"] = [dict(type="rect", x0=-0.5, x1=D - 0.5, y0=-0.5, y1=min(n_marked, T) - 0.5,
+                                 line=dict(color="#E69F00", width=3))]
+        layout["annotations"] = [dict(x=D - 1, y=min(n_marked, T) - 0.5, text=f"your input: positions 0–{n_marked - 1}",
+                                      showarrow=False, xanchor="right", yanchor="top", font=dict(color="#E69F00"))]
+    return _fast_figure([heat], layout, dark, font_size, 480, title)
 
 
 def positional_curves(pe: np.ndarray, dims: Sequence[int], n_marked: int = 0, dark: bool = False,
                       font_size: int = 14) -> go.Figure:
     """PE value against position for chosen dimensions: each pair is a sine/cosine of one wavelength."""
     T, D = pe.shape
-    fig = go.Figure()
+    data = []
     for d in dims:
         if 0 <= d < D:
             kind = "sin" if d % 2 == 0 else "cos"
-            fig.add_trace(go.Scatter(x=list(range(T)), y=_f32(pe[:, d], 4), mode="lines",
-                                     name=f"dim {d} ({kind}, wavelength {2 * np.pi * 10000 ** ((d - d % 2) / D):.1f})"))
+            data.append(dict(type="scatter", x=list(range(T)), y=_f32(pe[:, d], 4), mode="lines",
+                             name=f"dim {d} ({kind}, wavelength {2 * np.pi * 10000 ** ((d - d % 2) / D):.1f})"))
+    layout = dict(xaxis=dict(title=dict(text="position")), yaxis=dict(title=dict(text="PE value"), range=[-1.1, 1.1]),
+                  legend=dict(orientation="h", y=-0.25))
     if n_marked:
-        fig.add_vrect(x0=0, x1=n_marked - 1, fillcolor="#E69F00", opacity=0.15, line_width=0,
-                      annotation_text="your input", annotation_position="top left")
-    fig.update_xaxes(title="position")
-    fig.update_yaxes(title="PE value", range=[-1.1, 1.1])
-    fig.update_layout(legend=dict(orientation="h", y=-0.25))
-    return style(fig, dark, font_size, 420, "Sine and cosine curves of chosen dimensions")
+        layout["shapes"] = [dict(type="rect", xref="x", yref="paper", x0=0, x1=n_marked - 1, y0=0, y1=1,
+                                 fillcolor="#E69F00", opacity=0.15, line=dict(width=0))]
+        layout["annotations"] = [dict(xref="x", yref="paper", x=0, y=1, text="your input", showarrow=False,
+                                      xanchor="left", yanchor="bottom")]
+    return _fast_figure(data, layout, dark, font_size, 420, "Sine and cosine curves of chosen dimensions")
 
 
 def positional_similarity(pe: np.ndarray, n_marked: int = 0, dark: bool = False, font_size: int = 14) -> go.Figure:
     """Dot products PE(p)·PE(q) for every pair of positions: nearby positions are similar."""
     sim = pe @ pe.T
     T = sim.shape[0]
-    fig = go.Figure(go.Heatmap(z=_f32(sim, 2), x=list(range(T)), y=list(range(T)), colorscale="Viridis",
-                               colorbar=dict(title=dict(text="dot"), thickness=12),
-                               hovertemplate="positions %{y} · %{x}: %{z:.2f}<extra></extra>"))
+    heat = dict(type="heatmap", z=_f32(sim, 2), x=list(range(T)), y=list(range(T)), colorscale="Viridis",
+                colorbar=dict(title=dict(text="dot"), thickness=12),
+                hovertemplate="positions %{y} · %{x}: %{z:.2f}<extra></extra>")
+    layout = dict(xaxis=dict(title=dict(text="position q")), yaxis=dict(title=dict(text="position p"), autorange="reversed"))
     if n_marked:
-        fig.add_shape(type="rect", x0=-0.5, y0=-0.5, x1=n_marked - 0.5, y1=n_marked - 0.5,
-                      line=dict(color="#E69F00", width=3))
-    fig.update_xaxes(title="position q")
-    fig.update_yaxes(title="position p", autorange="reversed")
-    return style(fig, dark, font_size, 480, "Similarity of position encodings, PE(p) · PE(q)")
+        layout["shapes"] = [dict(type="rect", x0=-0.5, y0=-0.5, x1=n_marked - 0.5, y1=n_marked - 0.5,
+                                 line=dict(color="#E69F00", width=3))]
+    return _fast_figure([heat], layout, dark, font_size, 480, "Similarity of position encodings, PE(p) · PE(q)")
 
 
 def inside_head_figure(steps: dict, query_labels: Sequence[str], key_labels: Sequence[str], d_k: int,
@@ -269,21 +268,26 @@ def inside_head_figure(steps: dict, query_labels: Sequence[str], key_labels: Seq
               ("masked (blank = −∞)", steps["masked"], "RdBu", True),
               ("softmax" if scaled else "softmax WITHOUT ÷√d_k",
                steps["softmax"] if scaled else steps["softmax_unscaled"], "Viridis", False)]
-    fig = make_subplots(rows=1, cols=4, subplot_titles=[p[0] for p in panels], horizontal_spacing=0.05)
     q = [f"{i} {t}" for i, t in enumerate(esc_all(query_labels))]
     k = [f"{j} {t}" for j, t in enumerate(esc_all(key_labels))]
+    gap, data, layout, notes = 0.05, [], {}, []
+    w = (1 - 3 * gap) / 4
     for c, (name, z, cs, diverging) in enumerate(panels, start=1):
         z = np.asarray(z, dtype=np.float64)
         lim = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
-        fig.add_trace(go.Heatmap(
-            z=_f32(z, 3), x=k, y=q, colorscale=cs, zmid=0 if diverging else None,
-            zmin=-lim if diverging else 0, zmax=lim if diverging else 1, showscale=False, hoverongaps=False,
-            hovertemplate=f"{name}<br>%{{y}} → %{{x}}: %{{z:.3f}}<extra></extra>"), row=1, col=c)
-    fig.update_yaxes(autorange="reversed", showgrid=False)
-    for c in (2, 3, 4):
-        fig.update_yaxes(showticklabels=False, col=c)
-    fig.update_xaxes(showgrid=False, tickangle=-60)
-    return style(fig, dark, font_size, int(min(700, max(380, 160 + 22 * len(q)))), title)
+        data.append(dict(type="heatmap", z=_f32(z, 3), x=k, y=q, colorscale=cs, zmid=0 if diverging else None,
+                         zmin=-lim if diverging else 0, zmax=lim if diverging else 1, showscale=False, hoverongaps=False,
+                         xaxis=f"x{c}", yaxis=f"y{c}",
+                         hovertemplate=f"{name}<br>%{{y}} → %{{x}}: %{{z:.3f}}<extra></extra>"))
+        x0 = (c - 1) * (w + gap)
+        layout[f"xaxis{c}"] = dict(domain=[round(x0, 6), round(min(1.0, x0 + w), 6)], anchor=f"y{c}", showgrid=False,
+                                   tickangle=-60)
+        layout[f"yaxis{c}"] = dict(domain=[0, 1], anchor=f"x{c}", autorange="reversed", showgrid=False,
+                                   showticklabels=c == 1)
+        notes.append(dict(text=name, x=x0 + w / 2, y=1, xref="paper", yref="paper", xanchor="center",
+                          yanchor="bottom", showarrow=False))
+    layout["annotations"] = notes
+    return _fast_figure(data, layout, dark, font_size, int(min(700, max(380, 160 + 22 * len(q)))), title)
 
 
 def softmax_temperature_figure(row_scaled: np.ndarray, row_unscaled_softmax: np.ndarray, row_scaled_softmax: np.ndarray,
@@ -291,13 +295,13 @@ def softmax_temperature_figure(row_scaled: np.ndarray, row_unscaled_softmax: np.
                                font_size: int = 14) -> go.Figure:
     """One query row: softmax with and without the 1/√d_k scaling, the paper's argument in one plot."""
     x = list(range(len(key_labels)))
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=x, y=_f32(row_scaled_softmax, 4), name="softmax(QKᵀ/√d_k)", marker_color="#0072B2"))
-    fig.add_trace(go.Bar(x=x, y=_f32(row_unscaled_softmax, 4), name="softmax(QKᵀ) — unscaled", marker_color="#D55E00"))
-    fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.12))
-    fig.update_xaxes(tickangle=-45, **_ticks(key_labels))
-    fig.update_yaxes(title="attention weight", range=[0, 1.05])
-    return style(fig, dark, font_size, 380, title)
+    data = [dict(type="bar", x=x, y=_f32(row_scaled_softmax, 4), name="softmax(QKᵀ/√d_k)", marker=dict(color="#0072B2")),
+            dict(type="bar", x=x, y=_f32(row_unscaled_softmax, 4), name="softmax(QKᵀ) — unscaled",
+                 marker=dict(color="#D55E00"))]
+    layout = dict(barmode="group", legend=dict(orientation="h", y=1.12),
+                  xaxis=dict(tickangle=-45, **_ticks(key_labels)),
+                  yaxis=dict(title=dict(text="attention weight"), range=[0, 1.05]))
+    return _fast_figure(data, layout, dark, font_size, 380, title)
 
 
 def empty_figure(message: str, dark: bool = False, font_size: int = 16) -> go.Figure:
