@@ -12,19 +12,17 @@ import argparse
 import html
 import itertools
 import json
-import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.apprunner import start_app, stop_app  # noqa: E402
 
 SUBJECTS = ["My sister", "The teacher", "Our neighbour", "A young boy", "The old woman", "His friend", "The doctor",
             "My father"]
@@ -38,25 +36,6 @@ def user_sentences(user: int, n: int = 6) -> list[str]:
     combos = list(itertools.product(SUBJECTS, VERBS, OBJECTS))
     rng.shuffle(combos)
     return [f"{s} {v} {o}." for s, v, o in combos[:n]]
-
-
-def start_app(concurrency: int):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), "--concurrency", str(concurrency)],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
-    url = f"http://127.0.0.1:{port}/"
-    t0 = time.time()
-    while time.time() - t0 < 120:
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            return proc, url
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("app did not start")
 
 
 def main(argv=None) -> int:
@@ -75,7 +54,7 @@ def main(argv=None) -> int:
     sentences = {u: user_sentences(u) for u in range(args.users)}
     expected = {s: expected_model.trace(s).translation for ss in sentences.values() for s in ss}
 
-    proc, url = (None, args.url) if args.url else start_app(args.concurrency)
+    proc, url = (None, args.url) if args.url else start_app(["--concurrency", str(args.concurrency)])
     lat = {"translate": [], "slider": []}
     errors, crossed, lock = [], [], threading.Lock()
     stop_at = time.time() + args.duration
@@ -127,8 +106,7 @@ def main(argv=None) -> int:
         t.join()
     wall = time.time() - t_start
     if proc is not None:
-        proc.terminate()
-        proc.wait(10)
+        stop_app(proc)
 
     def stats(xs):
         if not xs:

@@ -14,7 +14,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -186,27 +185,13 @@ def bench_training(tr: Translator, steps: int) -> dict:
 
 def bench_app(reps: int, requests: int) -> dict:
     """Cold start, end-to-end requests via gradio_client, redraw, JSON size, memory."""
-    import socket
-    import urllib.request
-
     import psutil
     from gradio_client import Client
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+
+    from bench.apprunner import start_app, stop_app
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
-    url = f"http://127.0.0.1:{port}/"
+    proc, url = start_app()
     try:
-        while True:
-            try:
-                urllib.request.urlopen(url, timeout=1)
-                break
-            except OSError:
-                if time.perf_counter() - t0 > 120:
-                    raise RuntimeError("app did not start")
-                time.sleep(0.05)
         client = Client(url, verbose=False)
         client.predict(SENTENCES["medium (12 words)"], api_name="/translate")
         cold = time.perf_counter() - t0
@@ -222,8 +207,7 @@ def bench_app(reps: int, requests: int) -> dict:
             client.predict(2, 2, "1", "Light", False, "Viridis", api_name="/step_view")
         rss = psutil.Process(proc.pid).memory_info().rss / 2**20
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop_app(proc)
     return dict(cold_start_s=cold, translate_e2e_ms=e2e, step_redraw_e2e_ms=redraw, explorer_redraw_e2e_ms=explorer,
                 rss_mb_after=rss, requests=requests * 2)
 

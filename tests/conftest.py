@@ -1,7 +1,6 @@
 """Shared fixtures: tiny models and a tokenizer trained on synthetic text (no corpus lines)."""
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
 
@@ -84,44 +83,7 @@ def bundled_checkpoint():
     return DEFAULT_CHECKPOINT
 
 
-def free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_app(extra_args=(), env=None, timeout: float = 90.0):
-    """Start app.py on 127.0.0.1 and a free port; returns (process, url) once it answers."""
-    import os
-    import subprocess
-    import time
-    import urllib.request
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(port), *extra_args],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **(env or {})})
-    url = f"http://127.0.0.1:{port}/"
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        if proc.poll() is not None:
-            raise RuntimeError(f"app exited with {proc.returncode}:\n{proc.stdout.read()}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return proc, url
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("app did not start in time")
-
-
-def stop_app(proc) -> None:
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except Exception:
-        proc.kill()
+from bench.apprunner import free_port, start_app, stop_app  # noqa: E402,F401  (shared with the benchmarks)
 
 
 @pytest.fixture(scope="session")

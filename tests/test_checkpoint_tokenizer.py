@@ -10,7 +10,7 @@ import torch
 from transformer.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from transformer.config import BOS_ID, EOS_ID, PAD_ID, UNK_ID, ModelConfig
 from transformer.model import Transformer
-from transformer.tokenizer import Tokenizer
+
 
 
 def test_tokenizer_round_trip_and_special_ids(tokenizer, pairs):

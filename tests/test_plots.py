@@ -113,6 +113,6 @@ def test_rollout_rows_sum_to_one():
 
 
 def test_sinusoidal_matrix_matches_model():
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from transformer.model import sinusoidal_encoding
     np.testing.assert_allclose(analysis.sinusoidal_matrix(30, 16), sinusoidal_encoding(30, 16).numpy(), atol=1e-6)

@@ -5,7 +5,6 @@ import html
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch

@@ -136,12 +136,11 @@ def inside_head(scaled_scores: np.ndarray, d_k: int, causal: bool) -> dict[str, 
     raw QK^T, QK^T / sqrt(d_k), masked, softmax, and the softmax without the scaling."""
     raw = scaled_scores * math.sqrt(d_k)
     Tq, Tk = scaled_scores.shape
-    mask = np.ones((Tq, Tk), dtype=bool)
-    if causal:
-        mask = np.tril(mask, Tk - Tq)
-    masked = np.where(mask, scaled_scores, np.nan)
-    return dict(raw=np.where(mask, raw, np.nan) if causal else raw, scaled=np.where(mask, scaled_scores, np.nan) if causal else scaled_scores,
-                masked=masked, softmax=softmax(np.where(mask, scaled_scores, -np.inf)),
+    mask = np.tril(np.ones((Tq, Tk), dtype=bool), Tk - Tq) if causal else np.ones((Tq, Tk), dtype=bool)
+    # With the KV cache, future decoder scores are never computed: they stay blank in every panel.
+    shown = (lambda a: np.where(mask, a, np.nan)) if causal else (lambda a: a)
+    return dict(raw=shown(raw), scaled=shown(scaled_scores), masked=np.where(mask, scaled_scores, np.nan),
+                softmax=softmax(np.where(mask, scaled_scores, -np.inf)),
                 softmax_unscaled=softmax(np.where(mask, raw, -np.inf)), mask=mask)
 
 

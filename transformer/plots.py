@@ -34,22 +34,6 @@ def _top_margin(font_size: int, title) -> int:
     return int(3.2 * font_size + 30) if title else 40
 
 
-def style(fig: go.Figure, dark: bool = False, font_size: int = 14, height: Optional[int] = None,
-          title: Optional[str] = None) -> go.Figure:
-    """The shared look: light or dark template, readable type, transparent paper."""
-    fig.update_layout(
-        template="plotly_dark" if dark else "plotly_white",
-        font=dict(size=font_size),
-        paper_bgcolor="rgba(0,0,0,0)",
-        margin=dict(l=10, r=10, t=_top_margin(font_size, title), b=10),
-    )
-    if title is not None:
-        fig.update_layout(title=dict(text=title, x=0.01, xanchor="left", font=dict(size=font_size + 1)))
-    if height:
-        fig.update_layout(height=height)
-    return fig
-
-
 def _ticks(labels: Sequence[str], max_ticks: int = 80) -> dict:
     n = len(labels)
     step = max(1, int(np.ceil(n / max_ticks)))
@@ -199,14 +183,12 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
     """(L, H) values with a text label in every cell (e.g. a head's pattern)."""
     L, H = values.shape
     text = [[esc(labels[l][h]) for h in range(H)] for l in range(L)]
-    fig = go.Figure(go.Heatmap(
-        z=_f32(values, 3), x=[f"head {h + 1}" for h in range(H)], y=[f"layer {l + 1}" for l in range(L)],
-        text=text, texttemplate="%{text}", textfont=dict(size=max(9, font_size - 3)), colorscale=colorscale,
-        zmin=0, zmax=1, colorbar=dict(title=dict(text=value_name), thickness=12),
-        hovertemplate="%{y}, %{x}<br>" + value_name + ": %{z:.2f}<br>%{text}<extra></extra>", xgap=2, ygap=2,
-    ))
-    fig.update_yaxes(autorange="reversed")
-    return style(fig, dark, font_size, 120 + 80 * L, title)
+    heat = dict(type="heatmap", z=_f32(values, 3), x=[f"head {h + 1}" for h in range(H)],
+                y=[f"layer {l + 1}" for l in range(L)], text=text, texttemplate="%{text}",
+                textfont=dict(size=max(9, font_size - 3)), colorscale=colorscale, zmin=0, zmax=1,
+                colorbar=dict(title=dict(text=value_name), thickness=12), xgap=2, ygap=2,
+                hovertemplate="%{y}, %{x}<br>" + value_name + ": %{z:.2f}<br>%{text}<extra></extra>")
+    return _fast_figure([heat], dict(yaxis=dict(autorange="reversed")), dark, font_size, 120 + 80 * L, title)
 
 
 def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoidal positional encoding",
@@ -305,9 +287,7 @@ def softmax_temperature_figure(row_scaled: np.ndarray, row_unscaled_softmax: np.
 
 
 def empty_figure(message: str, dark: bool = False, font_size: int = 16) -> go.Figure:
-    fig = go.Figure()
-    fig.add_annotation(text=esc(message), x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
-                       font=dict(size=font_size + 2))
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return style(fig, dark, font_size, 260)
+    note = dict(text=esc(message), x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+                font=dict(size=font_size + 2))
+    layout = dict(annotations=[note], xaxis=dict(visible=False), yaxis=dict(visible=False))
+    return _fast_figure([], layout, dark, font_size, 260, None)

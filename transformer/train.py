@@ -31,9 +31,9 @@ from tqdm import tqdm
 from .checkpoint import TOKENIZER_FILE, save_checkpoint
 from .config import PAD_ID, ModelConfig
 from .data import SHARED_DATA, ParallelData, parse_spec, read_corpus
-from .decoding import greedy_decode, pad_batch
 from .model import Transformer
 from .tokenizer import Tokenizer, train_tokenizer
+from .translator import translate_batch
 
 DEFAULT_TRAIN = [str(SHARED_DATA / "tatoeba-eng-fra" / "train.tsv.gz"), str(SHARED_DATA / "multi30k" / "train")]
 DEFAULT_DEV = [str(SHARED_DATA / "tatoeba-eng-fra" / "dev.tsv.gz"), str(SHARED_DATA / "multi30k" / "val")]
@@ -144,25 +144,12 @@ def evaluate_dev(model, dev_sets, tok, device, amp_dtype, bleu_sentences: int, m
             total_loss += loss.item()
             total_tok += int((tout != PAD_ID).sum())
         sub = pairs[:bleu_sentences] if bleu_sentences else pairs
-        hyps = translate_batch(model, tok, [s for s, _ in sub], device)
+        hyps = translate_batch(model, tok, [s for s, _ in sub], batch_tokens=max_tokens)
         out[f"bleu_{name}"] = round(sacrebleu.corpus_bleu(hyps, [[t for _, t in sub]]).score, 2)
     out["val_loss"] = round(total_loss / max(1, total_tok), 4)
     out["dev_bleu"] = round(float(np.mean([out[f"bleu_{n}"] for n, _, _ in dev_sets])), 2)
     model.train()
     return out
-
-
-def translate_batch(model, tok: Tokenizer, sentences, device, batch_size: int = 128) -> list[str]:
-    model.eval()
-    enc = [ids[:200] + [tok.eos_id] for ids in tok.encode(list(sentences))]
-    order = sorted(range(len(enc)), key=lambda i: len(enc[i]))
-    hyps = [""] * len(enc)
-    for b in range(0, len(order), batch_size):
-        idx = order[b : b + batch_size]
-        src = pad_batch([enc[i] for i in idx], PAD_ID, device)
-        for i, ids in zip(idx, greedy_decode(model, src)):
-            hyps[i] = tok.decode(ids)
-    return hyps
 
 
 def average_weights(paths) -> dict:

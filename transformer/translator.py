@@ -23,6 +23,32 @@ def clean_text(text: str) -> str:
     return " ".join(text.split())
 
 
+@torch.inference_mode()
+def translate_batch(model, tokenizer, texts: Sequence[str], batch_tokens: int = 6000, max_src_tokens: int = 128,
+                    use_cache: bool = True) -> list[str]:
+    """Greedy translation of many texts: length-sorted batches of at most `batch_tokens` padded
+    source tokens (and 256 sentences), returned in input order. Used by training and evaluation."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    eos, pad = model.cfg.eos_id, model.cfg.pad_id
+    encoded = [ids[: max_src_tokens - 1] + [eos] for ids in tokenizer.encode(list(texts))]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    out: list[str] = [""] * len(encoded)
+    i = 0
+    while i < len(order):
+        j = i + 1                      # lengths ascend, so the last one added is the longest
+        while j < len(order) and (j - i + 1) * len(encoded[order[j]]) <= batch_tokens and j - i < 256:
+            j += 1
+        idx = order[i:j]
+        src = pad_batch([encoded[k] for k in idx], pad, device)
+        for k, ids in zip(idx, greedy_decode(model, src, use_cache=use_cache)):
+            out[k] = tokenizer.decode(ids)
+        i = j
+    model.train(was_training)
+    return out
+
+
 class Translator:
     """A loaded model and tokenizer on one device. Read-only after loading: safe to share
     between threads, since every call keeps its state in local variables."""
@@ -35,31 +61,15 @@ class Translator:
         self.max_src_tokens = min(self.cfg.max_len, 128)
 
     def encode_source(self, text: str) -> tuple[list[int], bool]:
-        ids = self.tokenizer.encode(text)[: self.max_src_tokens - 1]
-        full = len(self.tokenizer.encode(text))
-        return ids + [self.cfg.eos_id], full > len(ids)
+        """Source ids ending in EOS, cut to the model's limit; and whether they were cut."""
+        ids = self.tokenizer.encode(text)
+        return ids[: self.max_src_tokens - 1] + [self.cfg.eos_id], len(ids) > self.max_src_tokens - 1
 
-    @torch.inference_mode()
     def translate(self, sentences: Sequence[str], batch_tokens: int = 6000, use_cache: bool = True) -> list[str]:
         """Batched greedy translation, sorted by length for speed, returned in input order."""
         texts = [clean_text(s) for s in sentences]
-        encoded = [ids[: self.max_src_tokens - 1] + [self.cfg.eos_id] for ids in self.tokenizer.encode(texts)]
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-        out: list[str] = [""] * len(encoded)
-        i = 0
-        while i < len(order):
-            longest = len(encoded[order[i]])
-            j = i
-            while j < len(order) and (j - i + 1) * max(longest, len(encoded[order[j]])) <= batch_tokens and j - i < 256:
-                longest = max(longest, len(encoded[order[j]]))
-                j += 1
-            j = max(j, i + 1)
-            idx = order[i:j]
-            src = pad_batch([encoded[k] for k in idx], self.cfg.pad_id, self.device)
-            for k, ids in zip(idx, greedy_decode(self.model, src, use_cache=use_cache)):
-                out[k] = self.tokenizer.decode(ids) if texts[k] else ""
-            i = j
-        return out
+        out = translate_batch(self.model, self.tokenizer, texts, batch_tokens, self.max_src_tokens, use_cache)
+        return [o if t else "" for o, t in zip(out, texts)]
 
     def trace(self, text: str, top_k: int = 10, max_new_tokens: Optional[int] = None,
               deadline_s: float = TRACE_DEADLINE_S) -> TranslationTrace:
