@@ -75,26 +75,19 @@ def random_batch(cfg, B=3, S=9, seed=0):
     return src
 
 
-@pytest.fixture
-def bundled_checkpoint():
-    from transformer.checkpoint import DEFAULT_CHECKPOINT
-    if not (DEFAULT_CHECKPOINT / "model.safetensors").is_file():
-        pytest.fail(f"the bundled checkpoint {DEFAULT_CHECKPOINT} is missing")
-    return DEFAULT_CHECKPOINT
-
 
 from bench.apprunner import free_port, start_app, stop_app  # noqa: E402,F401  (shared with the benchmarks)
 
 
 @pytest.fixture(scope="session")
-def app_url(bundled_checkpoint_session):
+def app_url(bundled_checkpoint):
     proc, url = start_app()
     yield url
     stop_app(proc)
 
 
 @pytest.fixture(scope="session")
-def bundled_checkpoint_session():
+def bundled_checkpoint():
     from transformer.checkpoint import DEFAULT_CHECKPOINT
     if not (DEFAULT_CHECKPOINT / "model.safetensors").is_file():
         pytest.fail(f"the bundled checkpoint {DEFAULT_CHECKPOINT} is missing")

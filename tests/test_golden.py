@@ -29,8 +29,8 @@ GOLDEN = {
 
 
 @pytest.fixture(scope="module")
-def translator(bundled_checkpoint_session):
-    return Translator(bundled_checkpoint_session, "cpu")
+def translator(bundled_checkpoint):
+    return Translator(bundled_checkpoint, "cpu")
 
 
 def test_batched_translations_are_pinned(translator):

@@ -261,8 +261,7 @@ def main(argv=None) -> int:
         with open(log_path) as f:
             rows = [r for r in csv.DictReader(f) if int(r["step"]) <= state["step"]]
             for r in rows:
-                for k in ("step",):
-                    r[k] = int(r[k])
+                r["step"] = int(r["step"])
                 for k in ("train_loss", "val_loss"):
                     r[k] = float(r[k]) if r[k] else ""
 

@@ -27,9 +27,8 @@ def clean_text(text: str) -> str:
 def translate_batch(model, tokenizer, texts: Sequence[str], batch_tokens: int = 6000, max_src_tokens: int = 128,
                     use_cache: bool = True) -> list[str]:
     """Greedy translation of many texts: length-sorted batches of at most `batch_tokens` padded
-    source tokens (and 256 sentences), returned in input order. Used by training and evaluation."""
-    was_training = model.training
-    model.eval()
+    source tokens (and 256 sentences), returned in input order. Used by training and evaluation.
+    The caller puts the model in eval mode (a shared model is never switched here)."""
     device = next(model.parameters()).device
     eos, pad = model.cfg.eos_id, model.cfg.pad_id
     encoded = [ids[: max_src_tokens - 1] + [eos] for ids in tokenizer.encode(list(texts))]
@@ -45,7 +44,6 @@ def translate_batch(model, tokenizer, texts: Sequence[str], batch_tokens: int = 
         for k, ids in zip(idx, greedy_decode(model, src, use_cache=use_cache)):
             out[k] = tokenizer.decode(ids)
         i = j
-    model.train(was_training)
     return out
 
 
