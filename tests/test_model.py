@@ -147,6 +147,35 @@ def test_cached_logits_equal_full_recompute(tiny_model):
     torch.testing.assert_close(torch.cat(steps, 1), full, atol=1e-5, rtol=1e-5)
 
 
+def test_inference_fast_path_matches_training_path_and_follows_weight_updates(tiny_cfg):
+    """At inference on CPU the products read cached transposed copies of the weights (and a fused
+    Q/K/V); they must give the training path's numbers and be rebuilt when the parameters change."""
+    torch.manual_seed(3)
+    model = Transformer(tiny_cfg).eval()
+    src = random_batch(tiny_cfg)
+    tgt = torch.randint(4, tiny_cfg.vocab_size, (3, 6))
+
+    def both():
+        slow = model(src, tgt).logits.detach()             # grad enabled: the parameters themselves
+        with torch.inference_mode():
+            fast = model(src, tgt).logits
+            enc = model.encode(src)
+            cache = model.new_cache(enc)
+            steps = torch.cat([model.decode(tgt[:, t:t + 1], enc, cache=cache).logits for t in range(6)], 1)
+        return slow, fast, steps
+
+    slow, fast, steps = both()
+    torch.testing.assert_close(fast, slow, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(steps, slow, atol=1e-5, rtol=1e-5)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)       # an in-place update of every parameter
+    model(src, tgt).logits.square().mean().backward()
+    opt.step()
+    slow2, fast2, steps2 = both()
+    assert not torch.allclose(slow2, slow, atol=1e-3)
+    torch.testing.assert_close(fast2, slow2, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(steps2, slow2, atol=1e-5, rtol=1e-5)
+
+
 def test_batched_decoding_matches_one_by_one(tiny_model):
     src = random_batch(tiny_model.cfg, B=3, S=9, seed=7)
     batched = greedy_decode(tiny_model, src, 15)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import torch
 import torch.nn.functional as F
@@ -54,6 +54,36 @@ def scaled_dot_product_attention(
     return out, AttentionWeights(probs=probs, scores=scores)
 
 
+def derived(module: nn.Module, name: str, params: tuple[torch.Tensor, ...], build: Callable[[], Any]) -> Any:
+    """A read-only value derived from `params` for inference (e.g. a transposed weight), kept on
+    `module` and rebuilt whenever one of them changes (in place, replaced, or moved). It is the same
+    for every caller: per-request results never live on modules."""
+    key = tuple((p.data_ptr(), p._version, p.dtype, p.device) for p in params)
+    cached = module.__dict__.get(name)
+    if cached is None or cached[0] != key:
+        with torch.no_grad():
+            cached = (key, build())
+        module.__dict__[name] = cached
+    return cached[1]
+
+
+def linear_t(x: torch.Tensor, w_t: torch.Tensor, b: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """x W^T + b given W^T stored contiguous as (in, out)."""
+    flat = x.reshape(-1, x.size(-1))
+    y = flat @ w_t if b is None else torch.addmm(b, flat, w_t)
+    return y.view(*x.shape[:-1], w_t.size(1))
+
+
+def linear(x: torch.Tensor, layer: nn.Linear) -> torch.Tensor:
+    """layer(x). At inference on CPU the product reads a contiguous copy of W^T: for one decoding
+    position (a matrix-vector product whose weights are not in cache) MKL reads W^T (in, out) at
+    about twice the speed of W (out, in) here (bench/RESULTS.md). Training uses the parameters."""
+    if torch.is_grad_enabled() or x.device.type != "cpu":
+        return layer(x)
+    w_t = derived(layer, "_w_t", (layer.weight,), lambda: layer.weight.t().contiguous())
+    return linear_t(x, w_t, layer.bias)
+
+
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)."""
 
@@ -68,19 +98,11 @@ class MultiHeadAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model)
         self.w_o = nn.Linear(d_model, d_model)
 
-    def fused_qkv(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """[W_q; W_k; W_v] and their biases in one matrix, for inference: one matmul instead of three.
-
-        A read-only copy derived from the parameters (rebuilt whenever they change); used only
-        when no gradient is needed, so training always goes through w_q, w_k, w_v themselves."""
+    def fused_qkv_t(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """[W_q; W_k; W_v]^T and their biases, for inference: one product instead of three."""
         params = (self.w_q.weight, self.w_k.weight, self.w_v.weight, self.w_q.bias, self.w_k.bias, self.w_v.bias)
-        key = tuple((p.data_ptr(), p._version) for p in params)
-        cached = self.__dict__.get("_fused")
-        if cached is None or cached[0] != key:
-            with torch.no_grad():
-                cached = (key, torch.cat(params[:3]).contiguous(), torch.cat(params[3:]).contiguous())
-            self.__dict__["_fused"] = cached
-        return cached[1], cached[2]
+        return derived(self, "_qkv_t", params,
+                       lambda: (torch.cat(params[:3]).t().contiguous(), torch.cat(params[3:]).contiguous()))
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         B, T, _ = x.shape
@@ -88,7 +110,7 @@ class MultiHeadAttention(nn.Module):
 
     def project_kv(self, x: torch.Tensor) -> KVCache:
         """Keys and values of x, in heads; used to precompute cross-attention memory once."""
-        return KVCache(self.split_heads(self.w_k(x)), self.split_heads(self.w_v(x)))
+        return KVCache(self.split_heads(linear(x, self.w_k)), self.split_heads(linear(x, self.w_v)))
 
     def forward(
         self,
@@ -105,8 +127,8 @@ class MultiHeadAttention(nn.Module):
         if static_kv is not None:
             k, v = static_kv.k, static_kv.v
         elif key_value is query and not torch.is_grad_enabled():
-            w, b = self.fused_qkv()                                       # self-attention, inference
-            q, k, v = (self.split_heads(t) for t in F.linear(query, w, b).chunk(3, dim=-1))
+            w_t, b = self.fused_qkv_t()                                   # self-attention, inference
+            q, k, v = (self.split_heads(t) for t in linear_t(query, w_t, b).chunk(3, dim=-1))
             if cache is not None:
                 k = torch.cat([cache.k, k], dim=2)
                 v = torch.cat([cache.v, v], dim=2)
@@ -117,7 +139,7 @@ class MultiHeadAttention(nn.Module):
                 k = torch.cat([cache.k, k], dim=2)                        # (B, H, T_past + Tq, d_head)
                 v = torch.cat([cache.v, v], dim=2)
         if q is None:
-            q = self.split_heads(self.w_q(query))                         # (B, H, Tq, d_head)
+            q = self.split_heads(linear(query, self.w_q))                         # (B, H, Tq, d_head)
         new_cache = KVCache(k, v) if static_kv is None else None
         Tk = k.size(2)
 
@@ -135,4 +157,4 @@ class MultiHeadAttention(nn.Module):
         else:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         out = out.transpose(1, 2).reshape(B, Tq, -1)                      # (B, Tq, d_model)
-        return self.w_o(out), weights, new_cache
+        return linear(out, self.w_o), weights, new_cache

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import AttentionWeights, KVCache, MultiHeadAttention
+from .attention import AttentionWeights, KVCache, MultiHeadAttention, derived, linear
 from .config import ModelConfig
 
 
@@ -56,7 +56,7 @@ class PositionwiseFeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.w_2(self.dropout(F.relu(self.w_1(x))))
+        return linear(self.dropout(F.relu(linear(x, self.w_1))), self.w_2)
 
 
 class EncoderLayer(nn.Module):
@@ -116,7 +116,7 @@ class DecoderLayer(nn.Module):
 @dataclass
 class EncoderOutput:
     memory: torch.Tensor                               # (B, S, d_model)
-    src_mask: torch.Tensor                             # (B, 1, 1, S) True at real tokens
+    src_mask: Optional[torch.Tensor]                   # (B, 1, 1, S) True at real tokens; None: no padding
     attentions: Optional[list[AttentionWeights]] = None  # per layer: (B, H, S, S)
 
 
@@ -172,8 +172,11 @@ class Transformer(nn.Module):
     def embed(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
         return self.positional(self.embedding(ids) * self.emb_scale, start)    # (B, T, d_model)
 
-    def padding_mask(self, src: torch.Tensor) -> torch.Tensor:
-        return (src != self.cfg.pad_id)[:, None, None, :]                      # (B, 1, 1, S)
+    def padding_mask(self, src: torch.Tensor) -> Optional[torch.Tensor]:
+        """True at real tokens, (B, 1, 1, S); None when nothing is padded (one sentence), which lets
+        attention skip the mask altogether."""
+        mask = src != self.cfg.pad_id
+        return None if bool(mask.all()) else mask[:, None, None, :]
 
     def encode(self, src: torch.Tensor, output_attentions: bool = False) -> EncoderOutput:
         src_mask = self.padding_mask(src)
@@ -186,18 +189,13 @@ class Transformer(nn.Module):
         return EncoderOutput(memory=x, src_mask=src_mask, attentions=attentions)
 
     def output_logits(self, x: torch.Tensor) -> torch.Tensor:
-        """Logits through the tied embedding. At inference a contiguous copy of W^T is used: for one
-        decoding position this matrix-vector product dominates the step, and reading W^T row by
-        row is faster here than F.linear's transposed access (see bench/run.py)."""
-        if torch.is_grad_enabled():
-            return F.linear(x, self.embedding.weight)                         # tied: (B, T, vocab)
+        """Logits through the tied embedding (B, T, vocab). At inference on CPU a contiguous copy of
+        W^T is read instead (see attention.linear): for one decoding position this 8000 x 256
+        product is the largest single cost of a step."""
         w = self.embedding.weight
-        key = (w.data_ptr(), w._version)
-        cached = self.__dict__.get("_out_wt")
-        if cached is None or cached[0] != key:
-            cached = (key, w.detach().t().contiguous())
-            self.__dict__["_out_wt"] = cached
-        return x @ cached[1]
+        if torch.is_grad_enabled() or x.device.type != "cpu":
+            return F.linear(x, w)
+        return x @ derived(self, "_out_wt", (w,), lambda: w.t().contiguous())
 
     def decode(
         self,
