@@ -67,21 +67,18 @@ def derived(module: nn.Module, name: str, params: tuple[torch.Tensor, ...], buil
     return cached[1]
 
 
-def linear_t(x: torch.Tensor, w_t: torch.Tensor, b: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """x W^T + b given W^T stored contiguous as (in, out)."""
-    flat = x.reshape(-1, x.size(-1))
-    y = flat @ w_t if b is None else torch.addmm(b, flat, w_t)
-    return y.view(*x.shape[:-1], w_t.size(1))
+def column_major(w: torch.Tensor) -> torch.Tensor:
+    """The same (out, in) matrix stored column by column, i.e. W^T contiguous: F.linear then reads
+    it row by row, which for one decoding position (a matrix-vector product whose weights are not
+    in cache) MKL does about twice as fast here as the usual layout (bench/RESULTS.md)."""
+    return w.t().contiguous().t()
 
 
 def linear(x: torch.Tensor, layer: nn.Linear) -> torch.Tensor:
-    """layer(x). At inference on CPU the product reads a contiguous copy of W^T: for one decoding
-    position (a matrix-vector product whose weights are not in cache) MKL reads W^T (in, out) at
-    about twice the speed of W (out, in) here (bench/RESULTS.md). Training uses the parameters."""
+    """layer(x); at inference on CPU through a column-major copy of the weight (same numbers)."""
     if torch.is_grad_enabled() or x.device.type != "cpu":
         return layer(x)
-    w_t = derived(layer, "_w_t", (layer.weight,), lambda: layer.weight.t().contiguous())
-    return linear_t(x, w_t, layer.bias)
+    return F.linear(x, derived(layer, "_w_cm", (layer.weight,), lambda: column_major(layer.weight)), layer.bias)
 
 
 class MultiHeadAttention(nn.Module):
@@ -98,11 +95,10 @@ class MultiHeadAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model)
         self.w_o = nn.Linear(d_model, d_model)
 
-    def fused_qkv_t(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """[W_q; W_k; W_v]^T and their biases, for inference: one product instead of three."""
+    def fused_qkv(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """[W_q; W_k; W_v] (column-major) and their biases, for inference: one product instead of three."""
         params = (self.w_q.weight, self.w_k.weight, self.w_v.weight, self.w_q.bias, self.w_k.bias, self.w_v.bias)
-        return derived(self, "_qkv_t", params,
-                       lambda: (torch.cat(params[:3]).t().contiguous(), torch.cat(params[3:]).contiguous()))
+        return derived(self, "_qkv", params, lambda: (column_major(torch.cat(params[:3])), torch.cat(params[3:])))
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         B, T, _ = x.shape
@@ -127,8 +123,9 @@ class MultiHeadAttention(nn.Module):
         if static_kv is not None:
             k, v = static_kv.k, static_kv.v
         elif key_value is query and not torch.is_grad_enabled():
-            w_t, b = self.fused_qkv_t()                                   # self-attention, inference
-            q, k, v = (self.split_heads(t) for t in linear_t(query, w_t, b).chunk(3, dim=-1))
+            w, b = self.fused_qkv()                                       # self-attention, inference
+            qkv = F.linear(query, w, b).view(B, Tq, 3, self.n_heads, self.d_head)
+            q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)               # each (B, H, Tq, d_head)
             if cache is not None:
                 k = torch.cat([cache.k, k], dim=2)
                 v = torch.cat([cache.v, v], dim=2)
@@ -139,7 +136,7 @@ class MultiHeadAttention(nn.Module):
                 k = torch.cat([cache.k, k], dim=2)                        # (B, H, T_past + Tq, d_head)
                 v = torch.cat([cache.v, v], dim=2)
         if q is None:
-            q = self.split_heads(linear(query, self.w_q))                         # (B, H, Tq, d_head)
+            q = self.split_heads(linear(query, self.w_q))                 # (B, H, Tq, d_head)
         new_cache = KVCache(k, v) if static_kv is None else None
         Tk = k.size(2)
 

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import AttentionWeights, KVCache, MultiHeadAttention, derived, linear
+from .attention import AttentionWeights, KVCache, MultiHeadAttention, column_major, derived, linear
 from .config import ModelConfig
 
 
@@ -189,13 +189,13 @@ class Transformer(nn.Module):
         return EncoderOutput(memory=x, src_mask=src_mask, attentions=attentions)
 
     def output_logits(self, x: torch.Tensor) -> torch.Tensor:
-        """Logits through the tied embedding (B, T, vocab). At inference on CPU a contiguous copy of
-        W^T is read instead (see attention.linear): for one decoding position this 8000 x 256
-        product is the largest single cost of a step."""
+        """Logits through the tied embedding (B, T, vocab). At inference on CPU through a column-major
+        copy (see attention.linear): for one decoding position this 8000 x 256 product is the largest
+        single cost of a step."""
         w = self.embedding.weight
-        if torch.is_grad_enabled() or x.device.type != "cpu":
-            return F.linear(x, w)
-        return x @ derived(self, "_out_wt", (w,), lambda: w.t().contiguous())
+        if not torch.is_grad_enabled() and x.device.type == "cpu":
+            w = derived(self, "_out_cm", (w,), lambda: column_major(self.embedding.weight))
+        return F.linear(x, w)
 
     def decode(
         self,
