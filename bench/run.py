@@ -16,9 +16,11 @@ import platform
 import statistics
 import sys
 import time
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")  # nn.Transformer's own fast path
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
@@ -253,6 +255,7 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="fewer repetitions, a slice of the test set")
     p.add_argument("--skip-app", action="store_true")
     p.add_argument("--skip-training", action="store_true")
+    p.add_argument("--only-latency", action="store_true", help="sections 1-2 only (about 20 s)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=1,
                    help="torch intra-op threads for the latency sections (the app's default is 1)")
@@ -272,6 +275,9 @@ def main(argv=None) -> int:
               f"{r['reference_ms']:15.1f} {r['speedup_vs_reference']:8.2f}x {r['trace_ms']:8.1f} "
               f"{r['trace_overhead']:10.2f}x {r['same_tokens']}")
 
+    if args.only_latency:
+        (ROOT / "bench" / "last_run.json").write_text(json.dumps(out, indent=1, default=str))
+        return 0
     torch.set_num_threads(os.cpu_count() or 1)         # the CLI's batched path uses every core
     out["throughput"] = thr = bench_throughput(tr, 500 if args.quick else 0)
     torch.set_num_threads(args.threads)
