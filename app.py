@@ -384,7 +384,12 @@ def main(argv=None) -> int:
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    translator.trace("Hello.")  # warm-up: the first request should not pay for lazy initialisation
+    # Warm-up: the first visitor should not pay for lazy initialisation (the model's inference
+    # copies, Plotly's templates and figure code: about 0.1 s of the first step view alone).
+    warm = translator.trace("Hello.")
+    for lk in (views.Look(), views.Look(dark=True)):
+        views.step_view(warm, 1, 1, "mean over heads", lk)[1].to_json()
+        views.explorer_figure(warm, "encoder", 1, "1", "head", True, lk).to_json()
     log.info("model loaded on %s in %.1fs", translator.device, time.perf_counter() - t0)
     demo = build_demo(translator, Path(args.checkpoint), args.concurrency)
     demo.queue(default_concurrency_limit=4, max_size=args.queue_size)
