@@ -57,6 +57,28 @@ def test_resume_continues_from_state(trained):
     assert sum(1 for r in rows if r["train_loss"]) == 3   # steps 100, 200, 300 kept; no restart from 0
 
 
+def test_init_from_starts_a_new_cycle_from_a_checkpoint(trained, tmp_path):
+    """--init-from: the checkpoint's config, weights and tokenizer, a fresh schedule from step 0."""
+    from transformer.train import main
+    args = list(trained["args"])
+    args[args.index("--out") + 1] = str(tmp_path / "cycle2")
+    args[args.index("--max-steps") + 1] = "20"
+    args[args.index("--eval-every") + 1] = "20"
+    args[args.index("--d-model") + 1] = "32"        # ignored: the checkpoint's sizes are kept
+    assert main(args + ["--init-from", str(trained["out"] / "best")]) == 0
+    assert (tmp_path / "cycle2" / "tokenizer.model").read_bytes() == (trained["out"] / "tokenizer.model").read_bytes()
+    start, _ = load_checkpoint(trained["out"] / "best")
+    model, _ = load_checkpoint(tmp_path / "cycle2" / "last")
+    assert model.cfg == start.cfg
+    rows = list(csv.DictReader(open(tmp_path / "cycle2" / "log.csv")))
+    assert int(rows[-1]["step"]) == 20
+    # it starts where the first cycle ended: after 20 more steps it still translates the task
+    tr = Translator(tmp_path / "cycle2" / "best", "cpu")
+    src = [a for a, _ in trained["pairs"]]
+    exact = sum(h == b for h, (_, b) in zip(tr.translate(src), trained["pairs"]))
+    assert exact >= 0.9 * len(src)
+
+
 def test_evaluate_and_translate_cli_load_the_checkpoint(trained):
     ck = str(trained["out"] / "best")
     r = subprocess.run([sys.executable, "-m", "transformer.evaluate", "--data", str(trained["tsv"]), "--checkpoint", ck,

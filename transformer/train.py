@@ -17,7 +17,7 @@ import os
 import random
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
-from .checkpoint import TOKENIZER_FILE, save_checkpoint
+from .checkpoint import TOKENIZER_FILE, load_checkpoint, save_checkpoint
 from .config import PAD_ID, ModelConfig
 from .data import SHARED_DATA, ParallelData, parse_spec, read_corpus
 from .model import Transformer
@@ -77,6 +77,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     e.add_argument("--save-every-min", type=float, default=5.0, help="write resumable training state every N minutes")
     e.add_argument("--average-last", type=int, default=5, help="try averaging the last N evaluated checkpoints")
     e.add_argument("--resume", action="store_true", help="continue from OUT/train_state.pt")
+    e.add_argument("--init-from", default=None, metavar="CHECKPOINT",
+                   help="start from this checkpoint folder's weights, config and tokenizer (a new learning-rate "
+                        "schedule and optimizer: a further training cycle); the model-size options are ignored")
     return p.parse_args(argv)
 
 
@@ -201,6 +204,15 @@ def main(argv=None) -> int:
 
     # --- tokenizer --------------------------------------------------------------------------
     tok_path = out / TOKENIZER_FILE
+    init = Path(args.init_from) if args.init_from else None
+    if init is not None and main_proc:
+        init_tok = (init / TOKENIZER_FILE).read_bytes()
+        if not tok_path.exists():
+            tok_path.write_bytes(init_tok)
+        elif tok_path.read_bytes() != init_tok:
+            raise SystemExit(f"error: {tok_path} differs from {init / TOKENIZER_FILE}; use a new --out folder")
+    if world > 1 and init is not None:
+        dist.barrier()
     if not tok_path.exists():
         if main_proc:
             log(f"training SentencePiece ({args.vocab_size} pieces) on {', '.join(args.train)}")
@@ -221,10 +233,18 @@ def main(argv=None) -> int:
         f"dev {[len(d) for _, d, _ in dev_sets]}, in {time.time() - t0:.1f}s")
 
     # --- model ------------------------------------------------------------------------------
-    cfg = ModelConfig(vocab_size=tok.vocab_size, d_model=args.d_model, n_heads=args.heads,
-                      n_encoder_layers=args.encoder_layers, n_decoder_layers=args.decoder_layers,
-                      d_ff=args.d_ff, dropout=args.dropout, max_len=256)
-    model = Transformer(cfg).to(device)
+    if init is not None:
+        saved, _ = load_checkpoint(init, "cpu")
+        cfg = replace(saved.cfg, dropout=args.dropout)
+        model = Transformer(cfg)
+        model.load_state_dict(saved.state_dict())
+        model = model.to(device)
+        log(f"initialised from {init} (its config and weights)")
+    else:
+        cfg = ModelConfig(vocab_size=tok.vocab_size, d_model=args.d_model, n_heads=args.heads,
+                          n_encoder_layers=args.encoder_layers, n_decoder_layers=args.decoder_layers,
+                          d_ff=args.d_ff, dropout=args.dropout, max_len=256)
+        model = Transformer(cfg).to(device)
     log(f"model: {model.num_parameters():,} parameters, config {json.dumps(asdict(cfg))}")
     amp_dtype = pick_amp(args.amp, device)
     scaler = torch.amp.GradScaler("cuda", enabled=(amp_dtype == torch.float16 and device.type == "cuda"))
