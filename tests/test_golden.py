@@ -17,7 +17,7 @@ from transformer.translator import Translator
 GOLDEN = {
     "The cat is sleeping on the sofa.": "Le chat dort sur le canapé.",
     "I would like a cup of coffee, please.": "J'aimerais une tasse de café, s'il vous plaît.",
-    "Where is the nearest train station?": "Où est la gare la plus proche ?",
+    "Where is the nearest train station?": "Où se trouve la gare la plus proche ?",
     "Two children are playing football in the park.": "Deux enfants jouent au football dans le parc.",
     "My brother likes green tea.": "Mon frère aime le thé vert.",
     "I don't understand this question.": "Je ne comprends pas cette question.",
