@@ -95,7 +95,9 @@ class Translator:
         if raw["timed_out"]:
             notes.append(f"Decoding stopped at the time limit of {deadline_s:.0f} s.")
         elif not raw["finished"]:
-            notes.append("Decoding stopped at the output length limit before the end-of-sentence token.")
+            notes.append("Decoding stopped at the output length limit before the end-of-sentence token. The model "
+                         "learned from single sentences: a long paragraph can make it repeat itself; try one "
+                         "sentence at a time.")
         tgt_ids = raw.pop("tgt_ids")
         out_pieces = self.tokenizer.pieces(tgt_ids)
         trace = TranslationTrace(
