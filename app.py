@@ -385,8 +385,9 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     # Warm-up: the first request should not pay for the model's lazy initialisation. (Drawing the
-    # figures here too, which loads Plotly's templates before the server starts, made every later
-    # Translate request about 45 ms slower in bench/run.py: measured, not understood, so not done.)
+    # figures here too would save the first visitor ~0.3 s, but app processes started that way were
+    # far more often in a slow mode, ~135 ms per Translate request instead of ~85 ms: see
+    # bench/RESULTS.md, section 4. Not understood, so not done.)
     translator.trace("Hello.")
     log.info("model loaded on %s in %.1fs", translator.device, time.perf_counter() - t0)
     demo = build_demo(translator, Path(args.checkpoint), args.concurrency)
