@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     p.add_argument("--checkpoint", default=None)
     p.add_argument("--device", default="cpu")
     args = p.parse_args(argv)
-    rows = []
+    rows, last = [], None
     for name, data in SETS:
         cmd = [sys.executable, "-m", "transformer.evaluate", "--data", data, "--device", args.device]
         if args.checkpoint:
@@ -38,15 +38,16 @@ def main(argv=None) -> int:
         if r.returncode != 0:
             print(f"{name}: failed: {r.stderr.strip()}", file=sys.stderr)
             continue
-        res = json.loads(r.stdout.strip().splitlines()[-1])
+        res = last = json.loads(r.stdout.strip().splitlines()[-1])
         shown = "python -m transformer.evaluate --data " + data + (f" --checkpoint {args.checkpoint}" if args.checkpoint else "")
         rows.append((name, res["sentences"], res["bleu"], res["chrf"], shown))
         print(f"{name}: BLEU {res['bleu']}, chrF {res['chrf']} ({res['seconds']} s)", file=sys.stderr, flush=True)
     print("| set | sentences | BLEU | chrF | command |\n|---|---:|---:|---:|---|")
     for name, n, b, c, cmd in rows:
         print(f"| {name} | {n:,} | {b:.1f} | {c:.1f} | `{cmd}` |")
-    print(f"\nsacrebleu signatures: {json.loads(r.stdout.strip().splitlines()[-1])['bleu_signature']} / "
-          f"{json.loads(r.stdout.strip().splitlines()[-1])['chrf_signature']}")
+    if last is None:
+        return 1
+    print(f"\nsacrebleu signatures: {last['bleu_signature']} / {last['chrf_signature']}")
     return 0
 
 

@@ -75,7 +75,6 @@ def random_batch(cfg, B=3, S=9, seed=0):
     return src
 
 
-
 from bench.apprunner import free_port, start_app, stop_app  # noqa: E402,F401  (shared with the benchmarks)
 
 
