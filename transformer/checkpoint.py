@@ -20,6 +20,9 @@ from .tokenizer import Tokenizer
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "tokenizer.model"
+PIECE_COUNTS_FILE = "piece_counts.json"   # optional: training counts per piece (written by train)
+REPLAY_FILE = "replay.npz"                # optional: attention of fixed examples during training
+OPTIONAL_FILES = (PIECE_COUNTS_FILE, REPLAY_FILE, "log.csv", "loss_curve.png")
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CHECKPOINT = REPO_ROOT / "checkpoints" / "en-fr-base"
 HINT = ("Pass --checkpoint with a folder made by `python -m transformer.train` "

@@ -95,14 +95,14 @@ class ParallelData:
         """(src, decoder input, decoder target), right-padded with PAD."""
         S = int(self.src_lens[idx].max())
         T = int(self.tgt_lens[idx].max()) - 1
-        src = torch.full((len(idx), S), PAD_ID, dtype=torch.long)
-        tgt_in = torch.full((len(idx), T), PAD_ID, dtype=torch.long)
-        tgt_out = torch.full((len(idx), T), PAD_ID, dtype=torch.long)
+        src = np.full((len(idx), S), PAD_ID, dtype=np.int64)
+        tgt = np.full((len(idx), T + 1), PAD_ID, dtype=np.int64)
         for r, i in enumerate(idx):
             s, t = self.src[i], self.tgt[i]
-            src[r, : len(s)] = torch.tensor(s)
-            tgt_in[r, : len(t) - 1] = torch.tensor(t[:-1])
-            tgt_out[r, : len(t) - 1] = torch.tensor(t[1:])
+            src[r, : len(s)] = s
+            tgt[r, : len(t)] = t
+        src, tgt_in, tgt_out = torch.from_numpy(src), torch.from_numpy(tgt[:, :-1].copy()), torch.from_numpy(tgt[:, 1:].copy())
+        tgt_in[tgt_in == EOS_ID] = PAD_ID        # EOS is never fed to the decoder
         if device is not None:
             src, tgt_in, tgt_out = src.to(device), tgt_in.to(device), tgt_out.to(device)
         return src, tgt_in, tgt_out

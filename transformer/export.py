@@ -10,7 +10,9 @@ import sys
 
 import torch
 
-from .checkpoint import load_checkpoint, save_checkpoint
+from pathlib import Path
+
+from .checkpoint import OPTIONAL_FILES, load_checkpoint, save_checkpoint
 
 
 def main(argv=None) -> int:
@@ -22,6 +24,9 @@ def main(argv=None) -> int:
     model, tok = load_checkpoint(args.src)
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
     save_checkpoint(model, tok.path, args.dst, dtype=dtype, metadata={"exported_from": args.src})
+    for name in OPTIONAL_FILES:   # piece counts, training replay, log: copied as they are
+        if (Path(args.src) / name).is_file():
+            (Path(args.dst) / name).write_bytes((Path(args.src) / name).read_bytes())
     print(f"exported {args.src} -> {args.dst} ({args.dtype}, {model.num_parameters():,} parameters)")
     return 0
 

@@ -28,10 +28,13 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
-from .checkpoint import TOKENIZER_FILE, load_checkpoint, save_checkpoint
+from .checkpoint import PIECE_COUNTS_FILE, REPLAY_FILE, TOKENIZER_FILE, load_checkpoint, save_checkpoint
 from .config import PAD_ID, ModelConfig
 from .data import SHARED_DATA, ParallelData, parse_spec, read_corpus
+from .augment import AugmentConfig, augment
+from .decoding import trace_greedy
 from .model import Transformer
+from .replay import EXAMPLES, Replay, ReplayPoint, ReplayRecord, replay_steps, save_replay
 from .tokenizer import Tokenizer, train_tokenizer
 from .translator import translate_batch
 
@@ -46,6 +49,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     d.add_argument("--train", nargs="+", default=DEFAULT_TRAIN,
                    help="training corpora: FILE.tsv[.gz] or PREFIX (PREFIX.en[.gz] + PREFIX.fr[.gz]); suffix @N repeats")
     d.add_argument("--dev", nargs="+", default=DEFAULT_DEV, help="dev corpora for validation and model selection")
+    d.add_argument("--augment", action="store_true",
+                   help="add generated pairs: other names and places, numbers, dates, times, prices, "
+                        "and 2-3 sentence concatenations (transformer/augment.py)")
     d.add_argument("--out", default="runs/en-fr", help="output folder (checkpoints, logs, training state)")
     d.add_argument("--vocab-size", type=int, default=8000)
     d.add_argument("--max-len", type=int, default=128, help="drop training pairs longer than this (pieces)")
@@ -59,7 +65,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     o = p.add_argument_group("optimization")
     o.add_argument("--max-tokens", type=int, default=6000, help="padded tokens per side per batch (per process)")
     o.add_argument("--max-steps", type=int, default=6000)
-    o.add_argument("--max-minutes", type=float, default=0, help="stop after this much training time (0 = no limit)")
+    o.add_argument("--max-minutes", type=float, default=0,
+                   help="stop after this much training time (0 = no limit); the cosine schedule then follows "
+                        "whichever of steps and minutes runs out first")
+    o.add_argument("--session-minutes", type=float, default=0,
+                   help="stop this invocation after N minutes of training, saving state for --resume "
+                        "(the schedule still follows --max-steps/--max-minutes)")
     o.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
     o.add_argument("--warmup", type=int, default=800)
     o.add_argument("--schedule", choices=["cosine", "inverse_sqrt"], default="cosine",
@@ -110,12 +121,14 @@ def pick_amp(kind: str, device: torch.device):
     return torch.bfloat16 if ok else None
 
 
-def lr_at(step: int, args) -> float:
+def lr_at(step: int, args, minutes: float = 0.0) -> float:
     if step < args.warmup:
         return args.lr * (step + 1) / args.warmup
     if args.schedule == "inverse_sqrt":
         return args.lr * math.sqrt(args.warmup / (step + 1))
     progress = min(1.0, (step - args.warmup) / max(1, args.max_steps - args.warmup))
+    if args.max_minutes:
+        progress = max(progress, min(1.0, minutes / args.max_minutes))
     return args.lr * (0.01 + 0.99 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
@@ -153,6 +166,36 @@ def evaluate_dev(model, dev_sets, tok, device, amp_dtype, bleu_sentences: int, m
     out["dev_bleu"] = round(float(np.mean([out[f"bleu_{n}"] for n, _, _ in dev_sets])), 2)
     model.train()
     return out
+
+
+def write_piece_counts(data: ParallelData, vocab_size: int, path: Path) -> None:
+    """How often each piece occurs in one epoch of training data, per side (the app marks rare pieces)."""
+    src = np.bincount(np.concatenate([np.asarray(s) for s in data.src]), minlength=vocab_size)
+    tgt = np.bincount(np.concatenate([np.asarray(t) for t in data.tgt]), minlength=vocab_size)
+    path.write_text(json.dumps({"pairs": len(data), "source": src.tolist(), "target": tgt.tolist()}) + "\n")
+
+
+@torch.no_grad()
+def record_replay(model, tok: Tokenizer, device, step: int, tokens: int, train_loss: float) -> ReplayPoint:
+    """Translate the fixed examples with the model as it is now: translations, reference losses, all maps."""
+    was_training = model.training
+    model.eval()
+    point = ReplayPoint(step, tokens, round(train_loss, 4))
+    for en, fr in EXAMPLES:
+        src_ids = tok.encode(en)[:126] + [model.cfg.eos_id]
+        raw = trace_greedy(model, src_ids, tok.pieces, max_new_tokens=2 * len(src_ids) + 10, top_k=1)
+        ref = [model.cfg.bos_id] + tok.encode(fr) + [model.cfg.eos_id]
+        src = torch.tensor([src_ids], device=device)
+        tgt = torch.tensor([ref], device=device)
+        logits = model(src, tgt[:, :-1]).logits.float()
+        loss = F.cross_entropy(logits[0], tgt[0, 1:]).item()
+        out_pieces = tok.pieces(raw["tgt_ids"])
+        point.records.append(ReplayRecord(
+            translation=tok.decode(raw["tgt_ids"]), src_pieces=tok.pieces(src_ids),
+            tgt_in_pieces=["<s>"] + out_pieces[:-1], tgt_out_pieces=out_pieces, reference_loss=round(loss, 4),
+            maps={"encoder": raw["encoder_attn"], "decoder": raw["decoder_self_attn"], "cross": raw["cross_attn"]}))
+    model.train(was_training)
+    return point
 
 
 def average_weights(paths) -> dict:
@@ -213,18 +256,22 @@ def main(argv=None) -> int:
             raise SystemExit(f"error: {tok_path} differs from {init / TOKENIZER_FILE}; use a new --out folder")
     if world > 1 and init is not None:
         dist.barrier()
+    t0 = time.time()
+    extra = augment(load_corpora(args.train, repeat=False), args.seed, AugmentConfig(), log) if args.augment else []
     if not tok_path.exists():
         if main_proc:
-            log(f"training SentencePiece ({args.vocab_size} pieces) on {', '.join(args.train)}")
-            pairs = load_corpora(args.train, repeat=False)
+            log(f"training SentencePiece ({args.vocab_size} pieces) on {', '.join(args.train)}"
+                + (" and the augmented pairs" if extra else ""))
+            pairs = load_corpora(args.train, repeat=False) + extra
             train_tokenizer([s for p in pairs for s in p], out / "tokenizer", vocab_size=args.vocab_size, seed=args.seed)
         if world > 1:
             dist.barrier()
     tok = Tokenizer(tok_path)
 
     # --- data -------------------------------------------------------------------------------
-    t0 = time.time()
-    train = tokenize(tok, load_corpora(args.train, repeat=True), args.max_len)
+    train = tokenize(tok, load_corpora(args.train, repeat=True) + extra, args.max_len)
+    if main_proc:
+        write_piece_counts(train, tok.vocab_size, out / PIECE_COUNTS_FILE)
     dev_sets = []
     for spec in args.dev:
         pairs = read_corpus(spec)
@@ -310,18 +357,35 @@ def main(argv=None) -> int:
                 save_checkpoint(model, tok_path, out / "best", metadata={"step": state["step"], **res})
         return res
 
+    replay = Replay(EXAMPLES)
+    if args.resume and (out / REPLAY_FILE).exists():
+        from .replay import load_replay
+        replay = load_replay(out / REPLAY_FILE)
+        replay.points = [p for p in replay.points if p.step <= state["step"]]
+    replay_at = set(replay_steps())
+    session_start = state["train_seconds"]
+
+    def save_replay_point(train_loss):
+        if main_proc:
+            replay.points.append(record_replay(model, tok, device, state["step"], state["tokens"], train_loss))
+            save_replay(replay, out / REPLAY_FILE)
+
     # --- training loop ------------------------------------------------------------------------
     model.train()
+    if not args.resume and main_proc and state["step"] == 0:
+        save_replay_point(float("nan"))
     last_save = time.time()
-    bar = tqdm(total=args.max_steps, initial=state["step"], disable=not main_proc, unit="step", dynamic_ncols=True,
+    bar = tqdm(total=args.max_steps, initial=state["step"], disable=(not main_proc) or None, unit="step", dynamic_ncols=True,
                smoothing=0.05)
     running, run_n, win_tok, win_t = 0.0, 0, 0, time.time()
-    stop = False
+    stop = paused = False
     while not stop:
         batches = train.batches(args.max_tokens, seed=args.seed * 1000 + state["epoch"])
         batches = batches[: len(batches) // world * world][rank::world]   # equal share per process
         for b in range(state["batch"], len(batches)):
             done = state["step"] >= args.max_steps or bool(args.max_minutes and state["train_seconds"] / 60 >= args.max_minutes)
+            paused = bool(args.session_minutes and (state["train_seconds"] - session_start) / 60 >= args.session_minutes)
+            done = done or paused
             if world > 1:  # every process must stop at the same step, or the next all-reduce hangs
                 flag = torch.tensor([int(done)], device=device)
                 dist.all_reduce(flag, op=dist.ReduceOp.MAX)
@@ -331,8 +395,9 @@ def main(argv=None) -> int:
                 break
             t_step = time.time()
             src, tin, tout = train.collate(batches[b], device)
+            lr = lr_at(state["step"], args, state["train_seconds"] / 60)
             for g in opt.param_groups:
-                g["lr"] = lr_at(state["step"], args)
+                g["lr"] = lr
             with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
                 logits = ddp_model(src, tin).logits
             loss = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), tout.reshape(-1),
@@ -354,11 +419,13 @@ def main(argv=None) -> int:
             bar.update(1)
             if state["step"] % 20 == 0:
                 tps = win_tok / max(1e-6, time.time() - win_t)
-                bar.set_postfix(loss=f"{running / run_n:.3f}", tok_s=f"{tps:,.0f}", lr=f"{lr_at(state['step'], args):.2e}",
+                bar.set_postfix(loss=f"{running / run_n:.3f}", tok_s=f"{tps:,.0f}", lr=f"{lr:.2e}",
                                 ep=state["epoch"])
+            if state["step"] in replay_at:
+                save_replay_point(running / max(1, run_n))
             if state["step"] % 100 == 0:
                 rows.append(dict(step=state["step"], epoch=state["epoch"], tokens=state["tokens"],
-                                 lr=f"{lr_at(state['step'], args):.3e}", train_loss=round(running / run_n, 4),
+                                 lr=f"{lr:.3e}", train_loss=round(running / run_n, 4),
                                  val_loss="", dev_bleu="", extra="",
                                  tokens_per_s=round(win_tok / max(1e-6, time.time() - win_t)),
                                  elapsed_min=round(state["train_seconds"] / 60, 2)))
@@ -380,8 +447,18 @@ def main(argv=None) -> int:
             state["epoch"] += 1
             state["batch"] = 0
     bar.close()
+    finished = state["step"] >= args.max_steps or bool(args.max_minutes and state["train_seconds"] / 60 >= args.max_minutes)
+    if paused and not finished:
+        save_state()
+        write_log()
+        log(f"paused after {args.session_minutes} minutes at step {state['step']}; continue with --resume")
+        if world > 1:
+            dist.destroy_process_group()
+        return 0
 
     if main_proc:
+        if not replay.points or replay.points[-1].step != state["step"]:
+            save_replay_point(running / max(1, run_n))
         if not state["evals"] or state["evals"][-1][0] != state["step"]:
             res = run_eval()
             log(f"final step {state['step']}: {json.dumps(res)}")
@@ -407,6 +484,9 @@ def main(argv=None) -> int:
                 log("the averaged model is the best on dev: saved to best/")
             model.load_state_dict(keep)
         write_log()
+        for name in (PIECE_COUNTS_FILE, REPLAY_FILE, "log.csv", "loss_curve.png"):
+            if (out / name).exists() and (out / "best").is_dir():
+                (out / "best" / name).write_bytes((out / name).read_bytes())
         log(f"done: best dev BLEU {state['best']} at step {state['best_step']}; checkpoint in {out / 'best'}")
     if world > 1:
         dist.destroy_process_group()

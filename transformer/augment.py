@@ -1,0 +1,454 @@
+"""Training-data augmentation: names, places, numbers, dates, times, prices and paragraphs.
+
+Tatoeba's people are nearly all "Tom" and "Mary", its numbers few, and every pair is one
+sentence, so a model trained on it alone turns "Professor Smith" into French-looking words,
+"12 apples" into "trois pommes", and loops on a paragraph. This module makes extra pairs in
+the training pipeline (the corpora themselves are never edited):
+
+- ``substitute_names``: a pair whose two sides both name Tom, Mary or John (or Boston, Tokyo...)
+  gets another person (or place) on both sides, from the wide lists below (several origins,
+  written the same in French), sometimes with a title ("Professor Smith" / "le professeur
+  Smith", with French contractions and elisions fixed).
+- ``substitute_numbers``: a number that both sides write the same (digits) or as words
+  (``num2words`` writes the French) gets another number.
+- ``template_pairs``: sentences of this project's own about people, numbers, dates, times and
+  prices, from frames written for it (``FRAMES``), filled at random.
+- ``concatenate``: 2-3 pairs joined, so that multi-sentence input ends properly.
+
+Everything is seeded: the same seed gives the same pairs. ``HELD_OUT_*`` lists are never used
+in training; the generated tests (``names_test``, ``numbers_test``) use them.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from num2words import num2words
+
+Pair = tuple[str, str]
+
+# --- people and places ----------------------------------------------------------------------
+# (name, gender) -- written the same in English and French.
+FIRST_NAMES = [
+    ("Amira", "f"), ("Kenji", "m"), ("Olga", "f"), ("Mateo", "m"), ("Priya", "f"), ("Aisha", "f"),
+    ("Wei", "m"), ("Yuki", "f"), ("Hiroshi", "m"), ("Fatima", "f"), ("Omar", "m"), ("Lucas", "m"),
+    ("Emma", "f"), ("Sofia", "f"), ("Ivan", "m"), ("Dmitri", "m"), ("Ingrid", "f"), ("Lars", "m"),
+    ("Sven", "m"), ("Kwame", "m"), ("Ngozi", "f"), ("Chidi", "m"), ("Ayesha", "f"), ("Ravi", "m"),
+    ("Arjun", "m"), ("Carlos", "m"), ("Diego", "m"), ("Lucia", "f"), ("Elena", "f"), ("Nadia", "f"),
+    ("Youssef", "m"), ("Karim", "m"), ("Leila", "f"), ("Hana", "f"), ("Minh", "m"), ("Linh", "f"),
+    ("Jin", "m"), ("Mei", "f"), ("Anika", "f"), ("Tariq", "m"), ("Zainab", "f"), ("Kofi", "m"),
+    ("Amara", "f"), ("Sipho", "m"), ("Thandiwe", "f"), ("Rafael", "m"), ("Camila", "f"), ("Pablo", "m"),
+    ("Ines", "f"), ("Nikolai", "m"), ("Katya", "f"), ("Piotr", "m"), ("Agnieszka", "f"), ("Johan", "m"),
+    ("Astrid", "f"), ("Sean", "m"), ("Siobhan", "f"), ("Liam", "m"), ("Chloe", "f"), ("Oliver", "m"),
+    ("Grace", "f"), ("Noah", "m"), ("Ava", "f"), ("Ethan", "m"), ("Maya", "f"), ("Daniel", "m"),
+    ("Sarah", "f"), ("David", "m"), ("Laura", "f"), ("Paul", "m"), ("Julia", "f"), ("Marco", "m"),
+    ("Giulia", "f"), ("Luca", "m"), ("Chiara", "f"), ("Hans", "m"), ("Greta", "f"), ("Felix", "m"),
+    ("Lena", "f"), ("Ahmed", "m"), ("Salma", "f"), ("Raj", "m"), ("Deepa", "f"), ("Hamid", "m"),
+    ("Soraya", "f"), ("Takeshi", "m"), ("Sakura", "f"), ("Min-jun", "m"), ("Ji-woo", "f"), ("Tuan", "m"),
+    ("Mariam", "f"), ("Yara", "f"), ("Bruno", "m"), ("Ana", "f"), ("Tomasz", "m"), ("Erik", "m"),
+    ("Freya", "f"), ("Malik", "m"), ("Imani", "f"), ("Jamal", "m"), ("Nia", "f"), ("Oscar", "m"),
+]
+SURNAMES = [
+    "Smith", "Nguyen", "Garcia", "Kowalski", "Tanaka", "Okafor", "Patel", "Singh", "Kim", "Park",
+    "Silva", "Rossi", "Novak", "Johansson", "Ivanova", "Haddad", "Mensah", "Cohen", "Murphy", "Schmidt",
+    "Yamamoto", "Dubois", "Fernandez", "Lopez", "Chen", "Wang", "Li", "Khan", "Ali", "Hassan",
+    "Adeyemi", "Diallo", "Traore", "Kamara", "Ortiz", "Moreno", "Costa", "Ferreira", "Bianchi", "Russo",
+    "Weber", "Fischer", "Becker", "Hoffmann", "Jansen", "Peeters", "Nielsen", "Larsen", "Lindqvist", "Virtanen",
+    "Popescu", "Horvat", "Petrov", "Volkov", "Sato", "Suzuki", "Watanabe", "Choi", "Tran", "Pham",
+    "Gupta", "Sharma", "Reddy", "Mehta", "Rahman", "Karimi", "Ahmadi", "Yilmaz", "Demir", "Kaya",
+    "Brown", "Wilson", "Taylor", "Clark", "Walker", "Hughes", "Kelly", "Byrne", "Campbell", "Stewart",
+]
+# Never in training: the generated names test uses only these.
+HELD_OUT_FIRST_NAMES = [
+    ("Oluwaseun", "m"), ("Bongani", "m"), ("Esperanza", "f"), ("Radomir", "m"), ("Xiomara", "f"),
+    ("Tendai", "m"), ("Ilsabet", "f"), ("Kazimir", "m"), ("Nkechi", "f"), ("Vasilis", "m"),
+    ("Rosalind", "f"), ("Anneliese", "f"), ("Bartholomew", "m"), ("Oksana", "f"), ("Thiago", "m"),
+    ("Ayodele", "f"), ("Jarrah", "m"), ("Wanjiru", "f"), ("Eskil", "m"), ("Marisol", "f"),
+]
+HELD_OUT_SURNAMES = [
+    "Abernathy", "Okonkwo", "Rasmussen", "Takahashi", "Zielinski", "Mbeki", "Castellanos", "Lindgren",
+    "Oyelaran", "Kuznetsov", "Delacroix", "Fitzgerald", "Nakamura", "Bergstrom", "Achterberg", "Quispe",
+]
+# English title -> French title, and whether French needs an article before it.
+TITLES = [("Professor", "professeur", True), ("Dr.", "docteur", True), ("Mr.", "M.", False),
+          ("Ms.", "Mme", False), ("Mrs.", "Mme", False)]
+# Cities with their French names (no article, so "à X" and "de X" stay correct).
+CITIES = {
+    "London": "Londres", "Vienna": "Vienne", "Lisbon": "Lisbonne", "Athens": "Athènes", "Moscow": "Moscou",
+    "Venice": "Venise", "Geneva": "Genève", "Brussels": "Bruxelles", "Edinburgh": "Édimbourg",
+    "Warsaw": "Varsovie", "Copenhagen": "Copenhague", "Seoul": "Séoul", "Beijing": "Pékin",
+    "Berlin": "Berlin", "Madrid": "Madrid", "Tokyo": "Tokyo", "Chicago": "Chicago", "Toronto": "Toronto",
+    "Sydney": "Sydney", "Dakar": "Dakar", "Nairobi": "Nairobi", "Lagos": "Lagos", "Oslo": "Oslo",
+    "Stockholm": "Stockholm", "Dublin": "Dublin", "Amsterdam": "Amsterdam", "Lyon": "Lyon",
+    "Boston": "Boston", "Denver": "Denver", "Houston": "Houston", "Osaka": "Osaka", "Kyoto": "Kyoto",
+    "Lima": "Lima", "Ottawa": "Ottawa", "Manchester": "Manchester", "Glasgow": "Glasgow", "Prague": "Prague",
+    "Budapest": "Budapest", "Helsinki": "Helsinki", "Montreal": "Montréal", "Quebec": "Québec",
+    "Marseille": "Marseille", "Bordeaux": "Bordeaux", "Toulouse": "Toulouse", "Nice": "Nice",
+    "Barcelona": "Barcelone", "Milan": "Milan", "Naples": "Naples", "Florence": "Florence", "Munich": "Munich",
+    "Hamburg": "Hambourg", "Cologne": "Cologne", "Zurich": "Zurich", "Casablanca": "Casablanca",
+    "Tunis": "Tunis", "Algiers": "Alger", "Mumbai": "Bombay", "Delhi": "Delhi", "Bangkok": "Bangkok",
+    "Hanoi": "Hanoï", "Singapore": "Singapour", "Melbourne": "Melbourne", "Vancouver": "Vancouver",
+}
+CORPUS_PEOPLE = ["Tom", "Mary", "John"]
+CORPUS_GENDER = {"Tom": "m", "Mary": "f", "John": "m"}
+CORPUS_PLACES = ["Boston", "Tokyo", "Paris", "Kyoto", "Osaka", "Chicago"]
+
+MONTHS = [("January", "janvier"), ("February", "février"), ("March", "mars"), ("April", "avril"),
+          ("May", "mai"), ("June", "juin"), ("July", "juillet"), ("August", "août"),
+          ("September", "septembre"), ("October", "octobre"), ("November", "novembre"), ("December", "décembre")]
+
+
+def fix_french(text: str) -> str:
+    """Contractions and elisions a substitution can break: à le -> au, de le -> du, de Amira -> d'Amira."""
+    text = re.sub(r"\b([àÀ]) le ", lambda m: "au " if m.group(1) == "à" else "Au ", text)
+    text = re.sub(r"\b([dD]e) le ", lambda m: m.group(1)[0] + "u ", text)
+    text = re.sub(r"\b([àÀ]) les ", lambda m: "aux " if m.group(1) == "à" else "Aux ", text)
+    text = re.sub(r"\b([dDqQ]u?e|[jJ]e|[lL]e|[lL]a|[sS]i) ([AEIOUYÉ])", _elide, text)
+    if text[:1].islower():
+        text = text[0].upper() + text[1:]
+    return text
+
+
+def _elide(m: re.Match) -> str:
+    word, vowel = m.group(1), m.group(2)
+    if word.lower() in ("si",):
+        return m.group(0)            # "si Amira" stays (only "s'il" elides)
+    if word.lower() in ("la", "le"):
+        return m.group(0)            # an article never stands before a first name here
+    return word[:-1] + "'" + vowel   # de -> d', que -> qu', je -> j'
+
+
+@dataclass
+class Person:
+    en: str
+    fr: str          # French form, including any article ("le professeur Smith")
+    gender: str
+
+
+def random_person(rng: random.Random, held_out: bool = False, titled_share: float = 0.25,
+                  gender: str | None = None) -> Person:
+    """Someone from the name lists; `gender` ('m'/'f') keeps the sentence's pronouns right."""
+    firsts = HELD_OUT_FIRST_NAMES if held_out else FIRST_NAMES
+    if gender is not None:
+        firsts = [x for x in firsts if x[1] == gender]
+    lasts = HELD_OUT_SURNAMES if held_out else SURNAMES
+    first, gender = rng.choice(firsts)
+    last = rng.choice(lasts)
+    r = rng.random()
+    if r < titled_share:
+        en_t, fr_t, article = rng.choice(TITLES)
+        while (en_t in ("Ms.", "Mrs.") and gender == "m") or (en_t == "Mr." and gender == "f"):
+            en_t, fr_t, article = rng.choice(TITLES)
+        if article:
+            fr_title = ("la " + fr_t) if (gender == "f" and fr_t == "professeur") else ("le " + fr_t)
+            if fr_t == "docteur" and gender == "f":
+                fr_title = "la docteure"
+            return Person(f"{en_t} {last}", f"{fr_title} {last}", gender)
+        return Person(f"{en_t} {last}", f"{fr_t} {last}", gender)
+    if r < titled_share + 0.2:
+        return Person(f"{first} {last}", f"{first} {last}", gender)
+    return Person(first, first, gender)
+
+
+def _replace_word(text: str, old: str, new: str) -> str:
+    return re.sub(r"(?<![\w-])" + re.escape(old) + r"(?![\w-])", lambda _m: new, text)
+
+
+def substitute_names(pairs: Sequence[Pair], rng: random.Random, copies: int = 1, held_out: bool = False) -> list[Pair]:
+    """Pairs naming Tom/Mary/John (or a corpus city) on both sides, with other people (places)."""
+    out = []
+    for en, fr in pairs:
+        people = [n for n in CORPUS_PEOPLE if _count(en, n) and _count(en, n) == _count(fr, n)]
+        places = [c for c in CORPUS_PLACES if _count(en, c) and _count(en, c) == _count(fr, c)]
+        if not people and not places:
+            continue
+        for _ in range(copies):
+            e, f = en, fr
+            used = set()
+            for name in people:
+                g = CORPUS_GENDER[name]
+                p = random_person(rng, held_out, 0.0 if held_out else 0.25, g)
+                while p.en in used:
+                    p = random_person(rng, held_out, 0.0 if held_out else 0.25, g)
+                used.add(p.en)
+                e, f = _replace_word(e, name, p.en), _replace_word(f, name, p.fr)
+            for place in places:
+                city_en, city_fr = rng.choice(list(CITIES.items()))
+                e, f = _replace_word(e, place, city_en), _replace_word(f, place, city_fr)
+            out.append((e, fix_french(f)))
+    return out
+
+
+def _count(text: str, word: str) -> int:
+    return len(re.findall(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text))
+
+
+# --- numbers ---------------------------------------------------------------------------------
+def number_words(n: int, lang: str) -> str:
+    return num2words(n, lang=lang)
+
+
+def random_count(rng: random.Random) -> int:
+    """A count of things (2..999), small ones more likely; never ending in 1 (French 'un'/'une')."""
+    while True:
+        n = rng.choice([rng.randint(2, 12), rng.randint(13, 100), rng.randint(100, 999)])
+        if n % 10 != 1:
+            return n
+
+
+# "two" is left out: "you two" / "tous les deux" is an idiom, not a count.
+_EN_WORDS = {number_words(n, "en"): n for n in range(3, 100) if n % 10 != 1}
+
+
+def substitute_numbers(pairs: Sequence[Pair], rng: random.Random, copies: int = 2) -> list[Pair]:
+    """Another number where both sides write the same digits, or the same number in words."""
+    out = []
+    for en, fr in pairs:
+        digits = [d for d in set(re.findall(r"(?<![\d:.,])\d{1,3}(?![\d:.,])", en)) if _count(fr, d) == _count(en, d) == 1]
+        words = [w for w in _EN_WORDS if _count(en.lower(), w) == 1
+                 and _count(fr.lower(), number_words(_EN_WORDS[w], "fr")) == 1]
+        if not digits and not words:
+            continue
+        for _ in range(copies):
+            e, f = en, fr
+            for d in digits:
+                n = str(random_count(rng) if int(d) > 1 else d)
+                e, f = _replace_word(e, d, n), _replace_word(f, d, n)
+            for w in words:
+                n = random_count(rng) % 100 or 20
+                if n % 10 == 1:
+                    n += 1
+                as_digits = rng.random() < 0.3
+                ne = str(n) if as_digits else number_words(n, "en")
+                nf = str(n) if as_digits else number_words(n, "fr")
+                e = re.sub(r"(?<![\w-])" + w + r"(?![\w-])", lambda m, ne=ne: _case_like(m.group(0), ne), e, flags=re.I)
+                fw = number_words(_EN_WORDS[w], "fr")
+                f = re.sub(r"(?<![\w-])" + fw + r"(?![\w-])", lambda m, nf=nf: _case_like(m.group(0), nf), f, flags=re.I)
+            out.append((e, f))
+    return out
+
+
+def _case_like(orig: str, new: str) -> str:
+    return new[:1].upper() + new[1:] if orig[:1].isupper() else new
+
+
+# --- dates, times, prices -------------------------------------------------------------------------
+def random_date(rng: random.Random) -> tuple[str, str]:
+    """('May 12', '12 mai'), sometimes with a year; the 1st is '1er' in French."""
+    m_en, m_fr = rng.choice(MONTHS)
+    day = rng.randint(1, 28 if m_en == "February" else 30)
+    fr_day = "1er" if day == 1 else str(day)
+    style = rng.random()
+    if style < 0.5:
+        en, fr = f"{m_en} {day}", f"{fr_day} {m_fr}"
+    elif style < 0.7:
+        suffix = {1: "st", 2: "nd", 3: "rd", 21: "st", 22: "nd", 23: "rd"}.get(day, "th")
+        en, fr = f"{m_en} {day}{suffix}", f"{fr_day} {m_fr}"
+    else:
+        year = rng.randint(1950, 2035)
+        en, fr = f"{m_en} {day}, {year}", f"{fr_day} {m_fr} {year}"
+    return en, fr
+
+
+def random_time(rng: random.Random) -> tuple[str, str]:
+    """('9:30', '9 h 30'), ('3 p.m.', '15 h'), ('noon', 'midi')..."""
+    r = rng.random()
+    if r < 0.06:
+        return rng.choice([("noon", "midi"), ("midnight", "minuit")])
+    h, m = rng.randint(1, 12), rng.choice([0, 0, 15, 30, 45, 10, 20, 40, 50, 5])
+    if r < 0.45:  # 24-hour style as the English often writes it in a timetable
+        h24 = rng.randint(0, 23)
+        return (f"{h24}:{m:02d}", f"{h24} h {m:02d}" if m else f"{h24} h")
+    pm = rng.random() < 0.5
+    h24 = (h % 12) + (12 if pm else 0)
+    en = f"{h}:{m:02d} {'p.m.' if pm else 'a.m.'}" if m else f"{h} {'p.m.' if pm else 'a.m.'}"
+    if not pm and rng.random() < 0.3 and not m:
+        en = f"{h} o'clock"
+    fr = f"{h24} h {m:02d}" if m else f"{h24} h"
+    return en, fr
+
+
+def random_price(rng: random.Random) -> tuple[str, str]:
+    amount = rng.choice([rng.randint(2, 20), rng.randint(20, 500), rng.randint(1000, 9000) // 10 * 10])
+    cents = rng.choice([0, 0, 0, 50, 99, 25])
+    cur = rng.choice([("$", "dollars", "dollars"), ("€", "euros", "euros"), ("£", "pounds", "livres")])
+    fr_amount = f"{amount},{cents:02d}" if cents else str(amount)
+    en_amount = f"{amount}.{cents:02d}" if cents else str(amount)
+    if rng.random() < 0.5:
+        return f"{cur[0]}{en_amount}", f"{fr_amount} {cur[2]}"
+    return f"{en_amount} {cur[1]}", f"{fr_amount} {cur[2]}"
+
+
+def random_count_text(rng: random.Random, feminine: bool = False) -> tuple[str, str]:
+    n = random_count(rng)
+    if rng.random() < 0.5 or n > 100:
+        return str(n), str(n)
+    return number_words(n, "en"), number_words(n, "fr")
+
+
+# Frames: English, French. {P}/{Q} people, {N} a count, {D} a date, {T} a time, {M} money,
+# {C} a city, {e} French agreement with {P} ('' or 'e'), {es} plural agreement of {P} and {Q}.
+FRAMES: list[Pair] = [
+    ("{P} bought {N} apples.", "{P} a acheté {N} pommes."),
+    ("{P} has {N} books about neural networks.", "{P} a {N} livres sur les réseaux de neurones."),
+    ("There are {N} students in the lecture hall.", "Il y a {N} étudiants dans l'amphithéâtre."),
+    ("The exam is on {D}.", "L'examen a lieu le {D}."),
+    ("The lecture starts at {T}.", "Le cours commence à {T}."),
+    ("It costs {M}.", "Ça coûte {M}."),
+    ("{P} will give the next lecture.", "{P} donnera le prochain cours."),
+    ("{P} and {Q} went to {C}.", "{P} et {Q} sont allé{es} à {C}."),
+    ("{P} lives in {C}.", "{P} habite à {C}."),
+    ("I met {P} in {C} on {D}.", "J'ai rencontré {P} à {C} le {D}."),
+    ("The train to {C} leaves at {T}.", "Le train pour {C} part à {T}."),
+    ("My birthday is on {D}.", "Mon anniversaire est le {D}."),
+    ("{P} paid {M} for the ticket.", "{P} a payé le billet {M}."),
+    ("The room holds {N} people.", "La salle peut accueillir {N} personnes."),
+    ("The deadline is {D} at {T}.", "La date limite est le {D} à {T}."),
+    ("{P} is waiting for you in {C}.", "{P} t'attend à {C}."),
+    ("Ask {P} a question.", "Pose une question à {P}."),
+    ("{P} wrote {N} pages.", "{P} a écrit {N} pages."),
+    ("We have {N} minutes left.", "Il nous reste {N} minutes."),
+    ("The model has {N} layers.", "Le modèle a {N} couches."),
+    ("{P} arrived at {T}.", "{P} est arrivé{e} à {T}."),
+    ("{P} was born on {D}.", "{P} est né{e} le {D}."),
+    ("The book costs {M}.", "Le livre coûte {M}."),
+    ("Meet me at {T} in front of the library.", "Retrouve-moi à {T} devant la bibliothèque."),
+    ("{P} and {Q} are working on the project together.", "{P} et {Q} travaillent ensemble sur le projet."),
+    ("{P} called {Q} yesterday.", "{P} a appelé {Q} hier."),
+    ("This sentence has {N} words.", "Cette phrase a {N} mots."),
+    ("{P} flew from {C} to {C2}.", "{P} a pris l'avion de {C} à {C2}."),
+    ("The conference in {C} begins on {D}.", "La conférence de {C} commence le {D}."),
+    ("{P} sold the car for {M}.", "{P} a vendu la voiture {M}."),
+    ("I saw {P} at the station.", "J'ai vu {P} à la gare."),
+    ("Did {P} finish the homework?", "Est-ce que {P} a fini les devoirs ?"),
+    ("Where is {P}?", "Où est {P} ?"),
+    ("{P} is my teacher.", "{P} est mon professeur."),
+    ("The museum closes at {T}.", "Le musée ferme à {T}."),
+    ("We will be back on {D}.", "Nous serons de retour le {D}."),
+    ("{P} ran {N} kilometres.", "{P} a couru {N} kilomètres."),
+    ("A coffee costs {M} here.", "Un café coûte {M} ici."),
+    ("{P} thanked {Q}.", "{P} a remercié {Q}."),
+    ("The meeting with {P} is at {T}.", "La réunion avec {P} est à {T}."),
+]
+# Frames only the generated numbers test uses (never trained on).
+HELD_OUT_FRAMES: list[Pair] = [
+    ("{P} counted {N} birds.", "{P} a compté {N} oiseaux."),
+    ("The concert is on {D}.", "Le concert a lieu le {D}."),
+    ("The shop opens at {T}.", "Le magasin ouvre à {T}."),
+    ("The ticket costs {M}.", "Le billet coûte {M}."),
+    ("We planted {N} trees.", "Nous avons planté {N} arbres."),
+    ("The flight lands at {T}.", "Le vol atterrit à {T}."),
+    ("She moved on {D}.", "Elle a déménagé le {D}."),
+    ("He spent {M} on books.", "Il a dépensé {M} en livres."),
+]
+
+
+def fill(frame: Pair, rng: random.Random, held_out: bool = False) -> tuple[Pair, dict]:
+    """One pair from a frame, and the values put in (for tests)."""
+    en, fr = frame
+    vals: dict = {}
+    p, q = random_person(rng, held_out), random_person(rng, held_out)
+    while q.en == p.en:
+        q = random_person(rng, held_out)
+    if "{N}" in en:
+        vals["N"] = random_count_text(rng)
+    if "{D}" in en:
+        vals["D"] = random_date(rng)
+    if "{T}" in en:
+        vals["T"] = random_time(rng)
+    if "{M}" in en:
+        vals["M"] = random_price(rng)
+    cities = rng.sample(list(CITIES.items()), 2)
+    vals["P"], vals["Q"] = (p.en, p.fr), (q.en, q.fr)
+    vals["C"], vals["C2"] = cities[0], cities[1]
+    for key, (ve, vf) in vals.items():
+        en, fr = en.replace("{" + key + "}", ve), fr.replace("{" + key + "}", vf)
+    fr = fr.replace("{e}", "e" if p.gender == "f" else "").replace("{es}", "es" if p.gender == q.gender == "f" else "s")
+    return (en[0].upper() + en[1:], fix_french(fr)), vals
+
+
+def template_pairs(n: int, rng: random.Random, frames: Sequence[Pair] = FRAMES, held_out: bool = False) -> list[Pair]:
+    return [fill(rng.choice(frames), rng, held_out)[0] for _ in range(n)]
+
+
+def concatenate(pairs: Sequence[Pair], n: int, rng: random.Random) -> list[Pair]:
+    """n pairs, each 2-3 pairs joined by a space (only pairs that end in . ! or ?)."""
+    ends = [p for p in pairs if p[0][-1:] in ".!?" and p[1][-1:] in ".!?"]
+    out = []
+    for _ in range(n):
+        chosen = rng.sample(ends, rng.choice([2, 2, 3]))
+        out.append((" ".join(p[0] for p in chosen), " ".join(p[1] for p in chosen)))
+    return out
+
+
+@dataclass
+class AugmentConfig:
+    """How many extra pairs of each kind (name copies per pair, numbers copies per pair, counts)."""
+
+    name_copies: int = 2
+    number_copies: int = 3
+    templates: int = 40_000
+    concatenations: int = 25_000
+
+
+def augment(pairs: Sequence[Pair], seed: int, cfg: AugmentConfig = AugmentConfig(),
+            log: Callable[[str], None] = lambda s: None) -> list[Pair]:
+    """The extra training pairs made from `pairs` (the corpora) and from FRAMES."""
+    rng = random.Random(seed)
+    names = substitute_names(pairs, rng, cfg.name_copies)
+    numbers = substitute_numbers(pairs, rng, cfg.number_copies)
+    templates = template_pairs(cfg.templates, rng)
+    concat = concatenate(list(pairs) + names[: len(names) // 4], cfg.concatenations, rng)
+    log(f"augmentation: {len(names):,} name/place pairs, {len(numbers):,} number pairs, "
+        f"{len(templates):,} template pairs, {len(concat):,} multi-sentence pairs")
+    return names + numbers + templates + concat
+
+
+# --- generated tests (held-out names and frames) --------------------------------------------------
+def names_test(pairs: Sequence[Pair], n: int, seed: int) -> list[tuple[str, list[str]]]:
+    """(English sentence, names it holds) from held-out pairs naming Tom/Mary/John, with unseen names."""
+    rng = random.Random(seed)
+    out = []
+    for en, fr in pairs:
+        people = [x for x in CORPUS_PEOPLE if _count(en, x) == 1 and _count(fr, x) == 1]
+        if not people:
+            continue
+        e, names = en, []
+        for name in people:
+            p = random_person(rng, True, 0.0, CORPUS_GENDER[name])
+            while p.en in names:
+                p = random_person(rng, True, 0.0, CORPUS_GENDER[name])
+            names.append(p.en)
+            e = _replace_word(e, name, p.en)
+        out.append((e, names))
+        if len(out) >= n:
+            break
+    return out
+
+
+def numbers_test(n: int, seed: int) -> list[tuple[str, list[list[str]]]]:
+    """(English sentence, for each value in it the accepted French renderings) from held-out frames."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        frame = rng.choice(HELD_OUT_FRAMES)
+        (en, _fr), vals = fill(frame, rng, held_out=True)
+        expected = []
+        for key in ("N", "D", "T", "M"):
+            if key in vals:
+                ve, vf = vals[key]
+                accepted = {vf}
+                if key == "N" and not ve.isdigit():
+                    accepted.add(str(_EN_WORDS.get(ve, ve)) if ve in _EN_WORDS else vf)
+                if key == "N" and ve.isdigit():
+                    accepted.add(number_words(int(ve), "fr"))
+                if key == "T":
+                    accepted |= {vf.replace(" h ", "h").replace(" h", "h"), vf.replace(" h ", ":")}
+                if key == "M":
+                    num, cur = vf.rsplit(" ", 1)
+                    accepted |= {f"{num} {sym}" for sym in ("$", "€", "£")} | {f"{num}{sym}" for sym in ("$", "€", "£")}
+                expected.append(sorted(accepted))
+        out.append((en, expected))
+    return out
