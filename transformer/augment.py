@@ -366,6 +366,7 @@ def fill(frame: Pair, rng: random.Random, held_out: bool = False) -> tuple[Pair,
     for key, (ve, vf) in vals.items():
         en, fr = en.replace("{" + key + "}", ve), fr.replace("{" + key + "}", vf)
     fr = fr.replace("{e}", "e" if p.gender == "f" else "").replace("{es}", "es" if p.gender == q.gender == "f" else "s")
+    en = en.replace("..", ".").replace(".?", "?").replace(".!", "!")   # "at 3 p.m." at the end of a sentence
     return (en[0].upper() + en[1:], fix_french(fr)), vals
 
 

@@ -1,0 +1,106 @@
+"""What a lecture needs from the model, measured: names copied, numbers right, no loops on paragraphs,
+and the in-domain (classroom) sets.
+
+    python bench/evaluate_lecture.py [--checkpoint DIR] [--device auto|cpu|cuda] [--json OUT]
+
+- names: held-out Tatoeba *test* sentences that name Tom, Mary or John, with those names replaced by
+  names that never occur in training (``augment.HELD_OUT_*``); a sentence passes when every name
+  appears exactly in the French.
+- numbers: sentences from frames never trained on (``augment.HELD_OUT_FRAMES``) with random counts
+  (digits or words), dates, times and prices; passes when each value appears in an accepted French
+  form (``12 mai``, ``9 h 30``, ``12,50 euros``...).
+- paragraphs: the 20 paragraphs of ``transformer/training/corpora/paragraphs.en.txt`` translated
+  whole (no sentence splitting); an output loops when a 3-gram of words occurs 3 or more times or
+  decoding hits the length limit.
+- classroom: BLEU and chrF (sacrebleu defaults) on the project's own classroom dev and test sets.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import sacrebleu
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from transformer.augment import names_test, numbers_test  # noqa: E402
+from transformer.data import SHARED_DATA, read_corpus  # noqa: E402
+from transformer.translator import Translator  # noqa: E402
+
+CORPORA = ROOT / "transformer" / "training" / "corpora"
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.replace("\u00a0", " ").replace("\u202f", " ").split())
+
+
+def loops(text: str, n: int = 3, times: int = 3) -> bool:
+    words = text.lower().split()
+    grams = Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
+    return any(c >= times for c in grams.values())
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--checkpoint", default=None)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--n", type=int, default=300, help="sentences in each generated test")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--json", default=None, help="also write the results here")
+    p.add_argument("--show", type=int, default=0, help="print this many failures of each test")
+    args = p.parse_args(argv)
+    tr = Translator(args.checkpoint, args.device)
+    res: dict = {"checkpoint": str(args.checkpoint or "bundled")}
+
+    t0 = time.perf_counter()
+    cases = names_test(read_corpus(str(SHARED_DATA / "tatoeba-eng-fra" / "test.tsv.gz")), args.n, args.seed)
+    outs = tr.translate([c[0] for c in cases])
+    ok = [all(name in o for name in names) for (_, names), o in zip(cases, outs)]
+    res["names_copied_pct"] = round(100 * sum(ok) / len(ok), 1)
+    res["names_sentences"] = len(ok)
+    failures = [(en, o) for (en, _), o, good in zip(cases, outs, ok) if not good]
+    for en, o in failures[: args.show]:
+        print(f"  names  ✗ {en!r} -> {o!r}")
+    cases = numbers_test(args.n, args.seed)
+    outs = tr.translate([c[0] for c in cases])
+    ok = [all(any(normalise(a) in normalise(o) for a in accepted) for accepted in exp) for (_, exp), o in zip(cases, outs)]
+    res["numbers_correct_pct"] = round(100 * sum(ok) / len(ok), 1)
+    res["numbers_sentences"] = len(ok)
+    failures = [(en, exp, o) for (en, exp), o, good in zip(cases, outs, ok) if not good]
+    for en, exp, o in failures[: args.show]:
+        print(f"  number ✗ {en!r} -> {o!r} (wanted one of {exp})")
+
+    paragraphs = [line.strip() for line in (CORPORA / "paragraphs.en.txt").read_text(encoding="utf-8").splitlines()
+                  if line.strip()]
+    looped = []
+    for text in paragraphs:
+        trace = tr.trace(text)
+        if loops(trace.translation) or not trace.finished:
+            looped.append(text[:60])
+    res["paragraphs"] = len(paragraphs)
+    res["paragraphs_looping"] = len(looped)
+    for name in ("dev", "test"):
+        path = CORPORA / f"classroom.{name}.tsv"
+        if path.is_file():
+            pairs = read_corpus(str(path))
+            hyps = tr.translate([s for s, _ in pairs])
+            refs = [[t for _, t in pairs]]
+            res[f"classroom_{name}_bleu"] = round(sacrebleu.corpus_bleu(hyps, refs).score, 1)
+            res[f"classroom_{name}_chrf"] = round(sacrebleu.corpus_chrf(hyps, refs).score, 1)
+    res["seconds"] = round(time.perf_counter() - t0, 1)
+    for text in looped:
+        print(f"  loops: {text}...")
+    print(json.dumps(res, ensure_ascii=False))
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
