@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from conftest import ROOT, synthetic_pairs
 from transformer.checkpoint import load_checkpoint
@@ -22,7 +23,7 @@ def trained(tmp_path_factory):
     out = tmp / "run"
     from transformer.train import main
     args = ["--train", str(tsv), "--dev", str(tsv), "--out", str(out), "--vocab-size", "100",
-            "--d-model", "64", "--heads", "4", "--encoder-layers", "2", "--decoder-layers", "2", "--d-ff", "128",
+            "--d-model", "64", "--n-heads", "4", "--n-encoder-layers", "2", "--n-decoder-layers", "2", "--d-ff", "128",
             "--dropout", "0.0", "--label-smoothing", "0.0", "--max-tokens", "600", "--lr", "3e-3", "--warmup", "30",
             "--max-steps", "350", "--eval-every", "350", "--bleu-sentences", "0", "--amp", "none", "--seed", "3"]
     assert main(args) == 0
@@ -110,7 +111,7 @@ def test_torchrun_ddp_on_cpu(tmp_path):
     out = tmp_path / "ddp"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
            "-m", "transformer.train", "--train", str(tsv), "--dev", str(tsv), "--out", str(out),
-           "--vocab-size", "80", "--d-model", "32", "--heads", "4", "--encoder-layers", "1", "--decoder-layers", "1",
+           "--vocab-size", "80", "--d-model", "32", "--n-heads", "4", "--n-encoder-layers", "1", "--n-decoder-layers", "1",
            "--d-ff", "64", "--max-tokens", "300", "--max-steps", "12", "--eval-every", "12", "--bleu-sentences", "10",
            "--amp", "none", "--threads", "1"]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -119,3 +120,31 @@ def test_torchrun_ddp_on_cpu(tmp_path):
     load_checkpoint(out / "best")
     rows = list(csv.DictReader(open(out / "log.csv")))
     assert int(rows[-1]["step"]) == 12
+
+
+def test_paused_and_resumed_run_gives_the_same_weights_as_one_that_did_not_stop(tmp_path):
+    """--session-steps pauses a run; --resume restores weights, optimizer, every random state and the data
+    order, so the result is bit for bit the run that never stopped (dropout on, so the RNG matters)."""
+    from safetensors.torch import load_file
+
+    from transformer.train import main
+    pairs = synthetic_pairs(30)
+    tsv = tmp_path / "numbers.tsv"
+    tsv.write_text("".join(f"{a}\t{b}\n" for a, b in pairs), encoding="utf-8")
+    common = ["--train", str(tsv), "--dev", str(tsv), "--vocab-size", "80", "--d-model", "32", "--n-heads", "4",
+              "--n-encoder-layers", "1", "--n-decoder-layers", "1", "--d-ff", "64", "--dropout", "0.2",
+              "--max-tokens", "200", "--max-steps", "40", "--warmup", "5", "--eval-every", "15",
+              "--bleu-sentences", "5", "--amp", "none", "--threads", "1", "--seed", "4"]
+    assert main(common + ["--out", str(tmp_path / "straight")]) == 0
+    assert main(common + ["--out", str(tmp_path / "paused"), "--session-steps", "23"]) == 0
+    state = torch.load(tmp_path / "paused" / "train_state.pt", weights_only=True)
+    assert json.loads(state["state"])["step"] == 23            # it really stopped half way, inside an epoch
+    assert main(common + ["--out", str(tmp_path / "paused"), "--resume"]) == 0
+    a = load_file(str(tmp_path / "straight" / "last" / "model.safetensors"))
+    b = load_file(str(tmp_path / "paused" / "last" / "model.safetensors"))
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    # and the difference is not vacuous: a run with another seed ends elsewhere
+    assert main(common[:-1] + ["5", "--out", str(tmp_path / "other")]) == 0
+    c = load_file(str(tmp_path / "other" / "last" / "model.safetensors"))
+    assert not all(torch.equal(a[k], c[k]) for k in a)
