@@ -69,7 +69,7 @@ HELD_OUT_FIRST_NAMES = [
 ]
 HELD_OUT_SURNAMES = [
     "Abernathy", "Okonkwo", "Rasmussen", "Takahashi", "Zielinski", "Mbeki", "Castellanos", "Lindgren",
-    "Oyelaran", "Kuznetsov", "Delacroix", "Fitzgerald", "Nakamura", "Bergstrom", "Achterberg", "Quispe",
+    "Oyelaran", "Kuznetsov", "Delacroix", "Fairweather", "Nakamura", "Bergstrom", "Achterberg", "Quispe",
 ]
 # English title -> French title, and whether French needs an article before it.
 TITLES = [("Professor", "professeur", True), ("Dr.", "docteur", True), ("Mr.", "M.", False),
