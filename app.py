@@ -3,7 +3,7 @@
 Run: ``python app.py [--checkpoint DIR] [--device auto|cpu|cuda] [--host 127.0.0.1] [--port 7860] [--share]``.
 The same file runs unchanged as a Hugging Face Space. Layout and thin callbacks only: the model
 runs once per Translate (``transformer.translator``); every other control redraws from the trace
-kept in ``gr.State`` (``transformer.views``), so sliders and pickers never re-run the model.
+kept in ``gr.State`` (``transformer.viz.views``), so sliders and pickers never re-run the model.
 """
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import gradio as gr
 
-from transformer import views
-from transformer.checkpoint import CheckpointError, DEFAULT_CHECKPOINT
-from transformer.plots import COLORSCALES, empty_figure
-from transformer.report import build_report
+from transformer.viz import views
+from transformer.io.checkpoint import CheckpointError, DEFAULT_CHECKPOINT
+from transformer.viz.plots import COLORSCALES, empty_figure
+from transformer.viz.report import build_report
 from transformer.translator import MAX_INPUT_CHARS, Translator
 
 log = logging.getLogger("app")

@@ -27,10 +27,10 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from transformer import views  # noqa: E402
+from transformer.viz import views  # noqa: E402
 from transformer.config import PAD_ID  # noqa: E402
 from transformer.data import SHARED_DATA  # noqa: E402
-from transformer.decoding import greedy_decode, pad_batch  # noqa: E402
+from transformer.model.decoding import greedy_decode, pad_batch  # noqa: E402
 from transformer.translator import Translator  # noqa: E402
 
 # Our own sentences (not corpus lines), 5, 12 and 30 words.
@@ -161,7 +161,7 @@ def bench_throughput(tr: Translator, limit: int) -> dict:
 def bench_training(tr: Translator, steps: int) -> dict:
     """Tokens/s for one training step of the bundled model's size, fp32 vs bf16 autocast, interleaved."""
     cfg = tr.cfg
-    from transformer.model import Transformer
+    from transformer.model.transformer import Transformer
     torch.manual_seed(0)
     model = Transformer(cfg).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)

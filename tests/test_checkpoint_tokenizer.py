@@ -7,9 +7,9 @@ import shutil
 import pytest
 import torch
 
-from transformer.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from transformer.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from transformer.config import BOS_ID, EOS_ID, PAD_ID, UNK_ID, ModelConfig
-from transformer.model import Transformer
+from transformer.model.transformer import Transformer
 
 
 

@@ -8,10 +8,10 @@ import torch
 from torch import nn
 
 from conftest import random_batch
-from transformer.attention import MultiHeadAttention
+from transformer.model.attention import MultiHeadAttention
 from transformer.config import ModelConfig
-from transformer.decoding import greedy_decode
-from transformer.model import DecoderLayer, EncoderLayer, Transformer, sinusoidal_encoding
+from transformer.model.decoding import greedy_decode
+from transformer.model.transformer import DecoderLayer, EncoderLayer, Transformer, sinusoidal_encoding
 
 
 def copy_attention(ours: MultiHeadAttention, ref: nn.MultiheadAttention) -> None:

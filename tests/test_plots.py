@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from transformer import analysis, plots
+from transformer.viz import analysis, plots
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,7 +24,7 @@ def rand_attn(L, H, Tq, Tk, causal=False, seed=0):
 
 def test_plot_modules_import_neither_torch_nor_gradio():
     for name in ("plots.py", "analysis.py", "views.py", "report.py"):
-        tree = ast.parse((ROOT / "transformer" / name).read_text())
+        tree = ast.parse((ROOT / "transformer" / "viz" / name).read_text())
         mods = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         mods |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         assert not mods & {"torch", "gradio"}, (name, mods)
@@ -114,5 +114,5 @@ def test_rollout_rows_sum_to_one():
 
 def test_sinusoidal_matrix_matches_model():
     pytest.importorskip("torch")
-    from transformer.model import sinusoidal_encoding
+    from transformer.model.transformer import sinusoidal_encoding
     np.testing.assert_allclose(analysis.sinusoidal_matrix(30, 16), sinusoidal_encoding(30, 16).numpy(), atol=1e-6)

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, free_port
-from transformer import report, views
-from transformer.checkpoint import save_checkpoint
+from transformer.viz import report, views
+from transformer.io.checkpoint import save_checkpoint
 from transformer.config import ModelConfig
-from transformer.model import Transformer
+from transformer.model.transformer import Transformer
 from transformer.translator import MAX_INPUT_CHARS, Translator
 
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT, synthetic_pairs
-from transformer.checkpoint import load_checkpoint
+from transformer.io.checkpoint import load_checkpoint
 from transformer.translator import Translator
 
 
@@ -81,16 +81,16 @@ def test_init_from_starts_a_new_cycle_from_a_checkpoint(trained, tmp_path):
 
 def test_evaluate_and_translate_cli_load_the_checkpoint(trained):
     ck = str(trained["out"] / "best")
-    r = subprocess.run([sys.executable, "-m", "transformer.evaluate", "--data", str(trained["tsv"]), "--checkpoint", ck,
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.evaluate", "--data", str(trained["tsv"]), "--checkpoint", ck,
                         "--device", "cpu", "--hyp-out", str(trained["out"] / "hyp.txt")],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
     last = json.loads(r.stdout.strip().splitlines()[-1])
     assert last["bleu"] > 90 and last["chrf"] > 90 and "nrefs:1" in last["bleu_signature"]
-    r = subprocess.run([sys.executable, "-m", "transformer.translate", "--checkpoint", ck, "I have seven apples."],
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.translate", "--checkpoint", ck, "I have seven apples."],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0 and r.stdout.strip().splitlines()[-1] == "J'ai sept pommes.", r.stdout + r.stderr
-    r = subprocess.run([sys.executable, "-m", "transformer.translate", "--checkpoint", ck],
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.translate", "--checkpoint", ck],
                        input="Three cats.\nI have one apples.\n\nTwelve cats.\n", capture_output=True, text=True,
                        cwd=ROOT, timeout=120)
     assert r.stdout.splitlines() == ["Trois chats.", "J'ai un pommes.", "", "Douze chats."], r.stdout + r.stderr

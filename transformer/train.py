@@ -28,11 +28,11 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
-from .checkpoint import TOKENIZER_FILE, load_checkpoint, save_checkpoint
+from .io.checkpoint import TOKENIZER_FILE, load_checkpoint, save_checkpoint
 from .config import PAD_ID, ModelConfig
 from .data import SHARED_DATA, ParallelData, parse_spec, read_corpus
-from .model import Transformer
-from .tokenizer import Tokenizer, train_tokenizer
+from .model.transformer import Transformer
+from .io.tokenizer import Tokenizer, train_tokenizer
 from .translator import translate_batch
 
 DEFAULT_TRAIN = [str(SHARED_DATA / "tatoeba-eng-fra" / "train.tsv.gz"), str(SHARED_DATA / "multi30k" / "train")]

@@ -8,8 +8,8 @@ from typing import Optional, Sequence
 
 import torch
 
-from .checkpoint import load_checkpoint, resolve_device
-from .decoding import TranslationTrace, greedy_decode, pad_batch, trace_greedy
+from .io.checkpoint import load_checkpoint, resolve_device
+from .model.decoding import TranslationTrace, greedy_decode, pad_batch, trace_greedy
 
 MAX_INPUT_CHARS = 1000      # longer input is cut here before tokenizing (and the user is told)
 TRACE_DEADLINE_S = 10.0     # one traced translation may hold the model this long at most

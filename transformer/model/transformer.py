@@ -17,8 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..config import ModelConfig
 from .attention import AttentionWeights, KVCache, MultiHeadAttention, column_major, derived, linear
-from .config import ModelConfig
 
 
 def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:

@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 import sentencepiece as spm
 
-from .config import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from ..config import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 
 class Tokenizer:

@@ -13,14 +13,14 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from .config import ModelConfig
-from .model import Transformer
+from ..config import ModelConfig
+from ..model.transformer import Transformer
 from .tokenizer import Tokenizer
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "tokenizer.model"
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CHECKPOINT = REPO_ROOT / "checkpoints" / "en-fr-base"
 HINT = ("Pass --checkpoint with a folder made by `python -m transformer.train` "
         "(it holds config.json, model.safetensors and tokenizer.model), or restore the bundled "

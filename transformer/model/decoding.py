@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from .model import Transformer
+from .transformer import Transformer
 
 
 def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int, device=None) -> torch.Tensor:
