@@ -30,7 +30,7 @@ def main(argv=None) -> int:
         if args.pieces:
             trace = tr.trace(text)
             print("source pieces:", " ".join(trace.src_pieces))
-            print("target pieces:", " ".join(trace.tgt_out_pieces))
+            print("target pieces:", " ".join(trace.tgt_pieces))
             print(trace.translation)
         else:
             print(tr.translate([text])[0])

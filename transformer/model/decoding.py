@@ -1,19 +1,30 @@
-"""Greedy decoding: batched (for evaluation and the CLI) and traced step by step (for the app).
+"""Greedy decoding: batched (evaluation, the CLI, training) and traced step by step (the app).
 
-With the KV cache each step feeds only the newest token to the decoder: self-attention
-keys/values are appended per step, cross-attention keys/values of the encoder memory
-are computed once. Without it, the whole prefix is recomputed every step (the reference).
+With the KV cache each step feeds only the newest piece to the decoder: self-attention
+keys/values are appended per step, cross-attention keys/values of the encoder memory are
+computed once. Without it, the whole prefix is recomputed every step (the reference).
+The traced decoding writes a ``TranslationTrace`` (``transformer/trace.py``): every step's
+candidates and every attention map, as numpy arrays, for the views to draw.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Optional, Protocol, Sequence
 
 import numpy as np
 import torch
 
-from .transformer import Transformer
+from ..config import TOP_K, max_output_pieces
+from ..trace import AttentionMaps, Source, Step, TranslationTrace
+from .attention import AttentionWeights
+from .transformer import DecoderOutput, Transformer
+
+
+class Vocabulary(Protocol):
+    """What decoding needs from a tokenizer (io/tokenizer.py's Tokenizer has it)."""
+
+    def pieces(self, ids: Sequence[int]) -> list[str]: ...
+    def decode(self, ids: Sequence[int]) -> str: ...
 
 
 def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int, device=None) -> torch.Tensor:
@@ -25,9 +36,10 @@ def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int, device=None) -> torch.
     return out.to(device) if device is not None else out
 
 
-def default_max_new_tokens(src_len: int, model_max: int) -> int:
-    """Translations are rarely more than twice as long as the source (in pieces)."""
-    return max(1, min(model_max - 1, 2 * src_len + 10))
+def output_limit(model: Transformer, src_len: int, max_new_tokens: Optional[int]) -> int:
+    """The caller's limit, or the output length rule (config.py); never past the positional encoding."""
+    max_len = model.cfg.max_len
+    return min(max_new_tokens if max_new_tokens is not None else max_output_pieces(src_len, max_len), max_len - 1)
 
 
 @torch.inference_mode()
@@ -40,14 +52,11 @@ def greedy_decode(
     """Greedy search for a batch; returns the generated ids of each sentence (EOS excluded)."""
     cfg = model.cfg
     B, S = src.shape
-    if max_new_tokens is None:
-        max_new_tokens = default_max_new_tokens(S, cfg.max_len)
-    max_new_tokens = min(max_new_tokens, cfg.max_len - 1)
     enc = model.encode(src)
     cache = model.new_cache(enc) if use_cache else None
     ys = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)
     done = torch.zeros(B, dtype=torch.bool, device=src.device)
-    for _ in range(max_new_tokens):
+    for _ in range(output_limit(model, S, max_new_tokens)):
         inp = ys[:, -1:] if use_cache else ys
         logits = model.decode(inp, enc, cache=cache).logits[:, -1]          # (B, vocab)
         nxt = logits.argmax(-1)
@@ -67,120 +76,75 @@ def greedy_decode(
     return out
 
 
-@dataclass
-class Step:
-    """One greedy decoding step: the prefix fed in, what came out, and what was considered."""
+class DecoderAttentionRecorder:
+    """Collects the decoder's attention, one query row per step, into (layers, heads, T, keys) arrays.
+    Decoder self-attention rows are written into a (T, T) matrix whose future cells stay empty."""
 
-    index: int
-    token_id: int
-    piece: str
-    prob: float
-    topk_ids: list[int]
-    topk_pieces: list[str]
-    topk_probs: list[float]
+    def __init__(self, layers: int, heads: int, max_steps: int, src_len: int) -> None:
+        self.self_p = np.zeros((layers, heads, max_steps, max_steps), np.float32)
+        self.self_s = np.full((layers, heads, max_steps, max_steps), np.nan, np.float32)
+        self.cross_p = np.zeros((layers, heads, max_steps, src_len), np.float32)
+        self.cross_s = np.zeros((layers, heads, max_steps, src_len), np.float32)
 
+    def add(self, t: int, dec: DecoderOutput) -> None:
+        row = lambda x: x[0, :, 0].float().cpu().numpy()                  # (1, H, 1, keys) -> (H, keys)
+        for li, (sw, cw) in enumerate(zip(dec.self_attentions, dec.cross_attentions)):
+            self.self_p[li, :, t, : t + 1], self.self_s[li, :, t, : t + 1] = row(sw.probs), row(sw.scores)
+            self.cross_p[li, :, t], self.cross_s[li, :, t] = row(cw.probs), row(cw.scores)
 
-@dataclass
-class TranslationTrace:
-    """Everything the app draws, as plain numpy arrays and lists (no model needed to redraw).
-
-    Attention arrays are (layers, heads, queries, keys), float32. Decoder queries are the
-    decoder input positions: <s> y1 ... y_{n-1}; step i's query produced output token i.
-    Masked (future) cells of the decoder self-attention hold 0 probability and NaN scores.
-    """
-
-    source_text: str
-    translation: str
-    src_ids: list[int]
-    src_pieces: list[str]          # source pieces, with the final </s>
-    tgt_in_pieces: list[str]       # decoder inputs: <s> y1 ... y_{n-1}
-    tgt_out_pieces: list[str]      # decoder outputs: y1 ... y_n (y_n is </s> if it stopped)
-    tgt_ids: list[int]
-    steps: list[Step]
-    encoder_attn: np.ndarray       # (L_enc, H, S, S)
-    encoder_scores: np.ndarray
-    decoder_self_attn: np.ndarray  # (L_dec, H, T, T), lower triangular
-    decoder_self_scores: np.ndarray
-    cross_attn: np.ndarray         # (L_dec, H, T, S)
-    cross_scores: np.ndarray
-    d_head: int
-    finished: bool                 # False: stopped at the length limit before </s>
-    timed_out: bool = False        # True: stopped at the time limit before </s>
-    truncated_source: bool = False
-    device: str = "cpu"
-    seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
+    def maps(self, T: int, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
+        decoder = AttentionMaps("decoder", self.self_p[:, :, :T, :T].copy(), self.self_s[:, :, :T, :T].copy(),
+                                tgt_in, tgt_in)
+        cross = AttentionMaps("cross", self.cross_p[:, :, :T].copy(), self.cross_s[:, :, :T].copy(), tgt_in,
+                              src_pieces)
+        return decoder, cross
 
 
-def _stack(weights, attr) -> np.ndarray:
-    # list over layers of (1, H, Tq, Tk) -> (L, H, Tq, Tk)
-    return torch.stack([getattr(w, attr)[0] for w in weights]).float().cpu().numpy()
+def encoder_maps(weights: list[AttentionWeights], src_pieces: list[str]) -> AttentionMaps:
+    stack = lambda attr: torch.stack([getattr(w, attr)[0] for w in weights]).float().cpu().numpy()
+    return AttentionMaps("encoder", stack("probs"), stack("scores"), src_pieces, src_pieces)
 
 
 @torch.inference_mode()
 def trace_greedy(
     model: Transformer,
-    src_ids: Sequence[int],            # source ids ending in EOS
-    id_to_piece,                       # callable: list[int] -> list[str]
+    vocab: Vocabulary,
+    source: Source,                    # source.ids end in EOS
     max_new_tokens: Optional[int] = None,
-    top_k: int = 10,
+    top_k: int = TOP_K,
     deadline_s: Optional[float] = None,
-) -> dict:
-    """Greedy decoding of one sentence with every attention map and the top-k of every step.
-
-    Uses the KV cache; step t's query row of decoder self-attention is written into a
-    (T, T) matrix whose future cells stay empty.
-    """
+) -> TranslationTrace:
+    """Greedy decoding of one sentence, with the KV cache, recording every attention map and
+    the top-k candidates of every step. Stops at </s>, the output length limit or the deadline."""
+    t0 = time.perf_counter()
     cfg = model.cfg
     device = next(model.parameters()).device
-    src = torch.as_tensor([list(src_ids)], dtype=torch.long, device=device)
-    S = src.size(1)
-    if max_new_tokens is None:
-        max_new_tokens = default_max_new_tokens(S, cfg.max_len)
-    max_new_tokens = min(max_new_tokens, cfg.max_len - 1)
+    src = torch.as_tensor([source.ids], dtype=torch.long, device=device)
+    n_max = output_limit(model, src.size(1), max_new_tokens)
     enc = model.encode(src, output_attentions=True)
     cache = model.new_cache(enc)
-    L, H = cfg.n_decoder_layers, cfg.n_heads
-    self_p = np.zeros((L, H, max_new_tokens, max_new_tokens), np.float32)
-    self_s = np.full((L, H, max_new_tokens, max_new_tokens), np.nan, np.float32)
-    cross_p = np.zeros((L, H, max_new_tokens, S), np.float32)
-    cross_s = np.zeros((L, H, max_new_tokens, S), np.float32)
-    token = cfg.bos_id
-    out_ids: list[int] = []
+    recorder = DecoderAttentionRecorder(cfg.n_decoder_layers, cfg.n_heads, n_max, src.size(1))
     steps: list[Step] = []
-    finished = False
-    timed_out = False
-    t_start = time.perf_counter()
-    for t in range(max_new_tokens):
+    prefix, stop, t_start = vocab.pieces([cfg.bos_id]), "length", time.perf_counter()
+    for t in range(n_max):
         if deadline_s is not None and time.perf_counter() - t_start > deadline_s:
-            timed_out = True
+            stop = "time"
             break
+        token = cfg.bos_id if t == 0 else steps[-1].token_id
         dec = model.decode(torch.tensor([[token]], device=device), enc, cache=cache, output_attentions=True)
+        recorder.add(t, dec)
         probs = torch.softmax(dec.logits[0, -1].float(), dim=-1)
         top_p, top_i = probs.topk(min(top_k, probs.numel()))
-        for li in range(L):
-            self_p[li, :, t, : t + 1] = dec.self_attentions[li].probs[0, :, 0].float().cpu().numpy()
-            self_s[li, :, t, : t + 1] = dec.self_attentions[li].scores[0, :, 0].float().cpu().numpy()
-            cross_p[li, :, t] = dec.cross_attentions[li].probs[0, :, 0].float().cpu().numpy()
-            cross_s[li, :, t] = dec.cross_attentions[li].scores[0, :, 0].float().cpu().numpy()
-        token = int(top_i[0])
         ids = top_i.tolist()
-        steps.append(Step(t, token, id_to_piece([token])[0], float(top_p[0]), ids, id_to_piece(ids), top_p.tolist()))
-        out_ids.append(token)
-        if token == cfg.eos_id:
-            finished = True
+        pieces = vocab.pieces(ids)
+        steps.append(Step(t, prefix, ids[0], pieces[0], float(top_p[0]), ids, pieces, top_p.tolist()))
+        if ids[0] == cfg.eos_id:
+            stop = "end"
             break
-    T = len(out_ids)
-    return dict(
-        tgt_ids=out_ids,
-        steps=steps,
-        finished=finished,
-        timed_out=timed_out,
-        encoder_attn=_stack(enc.attentions, "probs"),
-        encoder_scores=_stack(enc.attentions, "scores"),
-        decoder_self_attn=self_p[:, :, :T, :T].copy(),
-        decoder_self_scores=self_s[:, :, :T, :T].copy(),
-        cross_attn=cross_p[:, :, :T].copy(),
-        cross_scores=cross_s[:, :, :T].copy(),
-        d_head=cfg.d_head,
-    )
+        prefix = prefix + pieces[:1]
+    tgt_ids = [s.token_id for s in steps]
+    decoder, cross = recorder.maps(len(steps), steps[-1].prefix if steps else [], source.pieces)
+    return TranslationTrace(
+        source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],
+        steps=steps, encoder=encoder_maps(enc.attentions, source.pieces), decoder=decoder, cross=cross,
+        d_head=cfg.d_head, stop=stop, deadline_s=deadline_s, device=str(device), seconds=time.perf_counter() - t0)
