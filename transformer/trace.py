@@ -11,7 +11,7 @@ never computed (a decoder position's future) hold probability 0 and score NaN.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Optional
 
 import numpy as np

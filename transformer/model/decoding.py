@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ..config import TOP_K, max_output_pieces
-from ..trace import AttentionMaps, Source, Step, TranslationTrace
+from ..trace import AttentionMaps, Source, Step, StopReason, TranslationTrace
 from .attention import AttentionWeights
 from .transformer import DecoderOutput, Transformer
 
@@ -125,7 +125,9 @@ def trace_greedy(
     cache = model.new_cache(enc)
     recorder = DecoderAttentionRecorder(cfg.n_decoder_layers, cfg.n_heads, n_max, src.size(1))
     steps: list[Step] = []
-    prefix, stop, t_start = vocab.pieces([cfg.bos_id]), "length", time.perf_counter()
+    prefix = vocab.pieces([cfg.bos_id])           # the decoder's input so far: <s> y1 ... y_t
+    stop: StopReason = "length"
+    t_start = time.perf_counter()
     for t in range(n_max):
         if deadline_s is not None and time.perf_counter() - t_start > deadline_s:
             stop = "time"
