@@ -3,7 +3,11 @@
 Run: ``python app.py [--checkpoint DIR] [--device auto|cpu|cuda] [--host 127.0.0.1] [--port 7860] [--share]``.
 The same file runs unchanged as a Hugging Face Space. Layout and thin callbacks only: the model
 runs once per Translate (``transformer.translator``); every other control redraws from the trace
-kept in ``gr.State`` (``transformer.views``), so sliders and pickers never re-run the model.
+kept per user in ``gr.State`` (``transformer.viz.views``), so sliders and pickers never re-run the model.
+
+One ``build_<name>_tab`` function per tab. To add a view: write its drawing in
+``transformer/viz/views.py``, a ``build_<name>_tab(page)`` here that lays out its controls,
+wires them and returns a ``TabView``, and add it to ``TABS``.
 """
 from __future__ import annotations
 
@@ -14,15 +18,19 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Optional
 
 import gradio as gr
 
-from transformer import views
-from transformer.checkpoint import CheckpointError, DEFAULT_CHECKPOINT
-from transformer.plots import COLORSCALES, empty_figure
-from transformer.report import build_report
-from transformer.translator import MAX_INPUT_CHARS, Translator
+from transformer.config import (APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY, APP_TORCH_THREADS,
+                                PE_DEFAULT_DIMS, PLAY_INTERVAL_S, TEXTBOX_MAX_CHARS, ModelConfig)
+from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
+from transformer.translator import Translator
+from transformer.viz import views
+from transformer.viz.plots import COLORSCALES, DEFAULT_SCALE, empty_figure
+from transformer.viz.report import build_report
 
 log = logging.getLogger("app")
 
@@ -67,6 +75,7 @@ JS = """
 """
 
 
+# ---------------------------------------------------------------- helpers shared by the tabs
 def safe_view(fn):
     """A redraw that fails tells this user in one line (no traceback) and leaves the app serving others."""
     @functools.wraps(fn)
@@ -85,7 +94,12 @@ def slider_update(n: int, value: int = 1, **kw):
 
 
 def look_of(look: str, large: bool, scale: str) -> views.Look:
-    return views.Look(dark=(look == "Dark"), large=bool(large), colorscale=scale if scale in COLORSCALES else "Viridis")
+    return views.Look(dark=(look == "Dark"), large=bool(large), colorscale=scale if scale in COLORSCALES else DEFAULT_SCALE)
+
+
+def no_trace(lk: views.Look, n_figures: int, *extra):
+    """What a view shows before the first translation: a note in every figure."""
+    return (*[empty_figure(NO_TRACE, lk.dark) for _ in range(n_figures)], *extra)
 
 
 def model_card(checkpoint: Path) -> str:
@@ -97,15 +111,263 @@ def model_card(checkpoint: Path) -> str:
     return "_This checkpoint has no MODEL_CARD.md._"
 
 
-def build_demo(translator: Translator, checkpoint: Path, concurrency: int = 2) -> gr.Blocks:
-    cfg = translator.cfg
-    L_enc, L_dec, H = cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads
-    head_choices = ["mean over heads"] + [str(h) for h in range(1, H + 1)]
-    n_params = translator.model.num_parameters()
+@dataclass
+class Page:
+    """What every tab needs: the model's sizes, this user's trace, and the display controls."""
 
-    # ---------------------------------------------------------------- callbacks (thin)
+    cfg: ModelConfig
+    trace: gr.State
+    look: list           # Look, presenter mode, colour scale: every figure follows them
+
+    @property
+    def head_choices(self) -> list[str]:
+        return ["mean over heads"] + [str(h) for h in range(1, self.cfg.n_heads + 1)]
+
+    def layer_range(self, kind: str):
+        return slider_update(self.cfg.n_encoder_layers if kind == "encoder" else self.cfg.n_decoder_layers)
+
+
+@dataclass
+class TabView:
+    """A tab's redraw from the trace: ``draw(trace, *controls, look, large, scale)`` gives its outputs."""
+
+    draw: Callable
+    controls: list
+    outputs: list
+    after_translate: Optional[Callable] = None   # called with the Translate event, to chain what must follow
+    step_slider: Optional[gr.Slider] = None      # the slider over decoding steps: Translate sets its range
+
+    def inputs(self, page: Page) -> list:
+        return [page.trace, *self.controls, *page.look]
+
+    def redraw_on(self, page: Page, components, **kw) -> None:
+        for c in components:
+            c.change(self.draw, self.inputs(page), self.outputs, api_visibility="undocumented", concurrency_id="draw",
+                     **kw)
+
+
+# ---------------------------------------------------------------- the tabs, one function each
+def build_steps_tab(page: Page) -> TabView:
+    L = page.cfg.n_decoder_layers
+    gr.Markdown("Greedy decoding picks the most probable next piece at every step. Use the slider, "
+                "the buttons, **Play**, or the ← → keys.")
+    with gr.Row():
+        prev_btn = gr.Button("◀ Previous", elem_id="prev-step", scale=1)
+        step = gr.Slider(1, 2, value=1, step=1, label="Decoding step", scale=4, elem_id="step-slider",
+                         interactive=False)
+        next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1)
+        play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1)
+    timer = gr.Timer(PLAY_INTERVAL_S, active=False)
+    step_info = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="step-info")
+    with gr.Row():
+        layer = gr.Slider(1, L, value=L, step=1, label="Cross-attention layer")
+        head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head")
+    with gr.Row():
+        topk_plot = gr.Plot(label="Next-token probabilities", elem_id="topk-plot")
+        cross_plot = gr.Plot(label="Cross-attention over the source", elem_id="cross-step-plot")
+
+    @safe_view
+    def draw_step(trace, step_v, layer_v, head_v, look, large, scale):
+        lk = look_of(look, large, scale)
+        if trace is None:
+            return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 2))
+        return views.step_view(trace, int(step_v or 1), int(layer_v or 1), head_v, lk)
+
+    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot], step_slider=step)
+    step.change(draw_step, tab.inputs(page), tab.outputs, api_name="step_view", show_progress="hidden",
+                trigger_mode="always_last", concurrency_id="draw")
+    tab.redraw_on(page, [layer, head], show_progress="hidden")
+    wire_step_buttons(page, step, prev_btn, next_btn, play_btn, timer)
+    return tab
+
+
+def wire_step_buttons(page: Page, step, prev_btn, next_btn, play_btn, timer) -> None:
+    """Previous / Next (and the ← → keys, which click them), Play / Pause with a timer."""
+    def shift(trace, step_v, delta):
+        n = views.n_steps(trace)
+        return max(1, min(n, int(step_v or 1) + delta)) if n else 1
+
+    def tick(trace, step_v):
+        n = views.n_steps(trace)
+        if not n or int(step_v or 1) >= n:
+            return gr.update(), gr.Timer(active=False), "▶ Play"
+        return int(step_v) + 1, gr.update(), gr.update()
+
+    def toggle_play(trace, step_v, label):
+        n = views.n_steps(trace)
+        if label.startswith("▶") and n > 1:
+            start = 1 if int(step_v or 1) >= n else int(step_v or 1)
+            return start, gr.Timer(active=True), "⏸ Pause"
+        return gr.update(), gr.Timer(active=False), "▶ Play"
+
+    quiet = dict(api_visibility="undocumented", show_progress="hidden")
+    prev_btn.click(lambda t, s: shift(t, s, -1), [page.trace, step], step, queue=False, **quiet)
+    next_btn.click(lambda t, s: shift(t, s, +1), [page.trace, step], step, queue=False, **quiet)
+    play_btn.click(toggle_play, [page.trace, step, play_btn], [step, timer, play_btn], **quiet)
+    timer.tick(tick, [page.trace, step], [step, timer, play_btn], **quiet)
+
+
+def build_explorer_tab(page: Page) -> TabView:
+    with gr.Row():
+        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
+        mode = gr.Radio([("One head", "head"), ("Mean over heads", "mean"), ("Rollout across layers", "rollout")],
+                        value="head", label="Show")
+        scaling = gr.Radio(["shared across heads", "per head"], value="shared across heads", label="Colour scaling")
+    with gr.Row():
+        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer")
+        head = gr.Dropdown(page.head_choices, value="1", label="Head")
+    ex_plot = gr.Plot(label="Attention map", elem_id="explorer-plot")
+    gr.Markdown("**All heads** (layers × heads, like BertViz's model view). Hover for values; pick a "
+                "layer and head above to enlarge one.")
+    grid_plot = gr.Plot(label="All heads", elem_id="grid-plot")
+
+    @safe_view
+    def draw_explorer(trace, kind_v, layer_v, head_v, mode_v, scaling_v, look, large, scale):
+        lk = look_of(look, large, scale)
+        if trace is None:
+            return no_trace(lk, 2)
+        shared = scaling_v.startswith("shared")
+        return (views.explorer_figure(trace, kind_v, int(layer_v), head_v, mode_v, shared, lk),
+                views.grid_figure(trace, kind_v, shared, lk))
+
+    tab = TabView(draw_explorer, [kind, layer, head, mode, scaling], [ex_plot, grid_plot])
+    kind.change(page.layer_range, kind, layer, api_visibility="undocumented", queue=False)
+    head.change(draw_explorer, tab.inputs(page), tab.outputs, api_name="explorer", show_progress="hidden",
+                trigger_mode="always_last", concurrency_id="draw")
+    tab.redraw_on(page, [kind, layer, mode, scaling], show_progress="hidden", trigger_mode="always_last")
+    return tab
+
+
+def build_summary_tab(page: Page) -> TabView:
+    gr.Markdown("Entropy of each head's attention (0 = looks at one piece, 1 = spread evenly) and the "
+                "simple pattern it follows most, to find interesting heads fast.")
+    kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
+    plot = gr.Plot(label="Heads at a glance", elem_id="summary-plot")
+    table = gr.Dataframe(headers=["layer", "head", "entropy", "label", "strongest pattern", "score"],
+                         label="Per head", interactive=False, wrap=True)
+
+    @safe_view
+    def draw_summary(trace, kind_v, look, large, scale):
+        lk = look_of(look, large, scale)
+        if trace is None:
+            return no_trace(lk, 1, [])
+        return views.summary_view(trace, kind_v, lk)
+
+    tab = TabView(draw_summary, [kind], [plot, table])
+    tab.redraw_on(page, [kind])
+    return tab
+
+
+def build_positional_tab(page: Page) -> TabView:
+    d_model = page.cfg.d_model
+    gr.Markdown("PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)). "
+                "The input's positions are outlined.")
+    dims = gr.Dropdown([str(d) for d in range(d_model)], value=[str(d) for d in PE_DEFAULT_DIMS if d < d_model],
+                       multiselect=True, label="Dimensions to plot as curves")
+    heat = gr.Plot(label="Positional encoding matrix", elem_id="pe-heatmap")
+    with gr.Row():
+        curves = gr.Plot(label="Curves")
+        similarity = gr.Plot(label="Similarity between positions")
+
+    @safe_view
+    def draw_positional(trace, dims_v, look, large, scale):   # drawn before any translation too
+        return views.positional_views(trace, d_model, dims_v or [], look_of(look, large, scale))
+
+    tab = TabView(draw_positional, [dims], [heat, curves, similarity])
+    tab.redraw_on(page, [dims])
+    return tab
+
+
+def build_inside_tab(page: Page) -> TabView:
+    gr.Markdown("The steps of scaled dot-product attention for one head: QKᵀ, ÷√d_k, mask, softmax.")
+    with gr.Row():
+        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
+        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer")
+        head = gr.Dropdown(page.head_choices[1:], value="1", label="Head")
+    with gr.Row():
+        query = gr.Slider(1, 2, value=1, step=1, label="Query row for the comparison")
+        unscaled = gr.Checkbox(label="Show the softmax WITHOUT ÷√d_k", value=False)
+    plot = gr.Plot(label="Scaled dot-product attention, step by step", elem_id="inside-plot")
+    row = gr.Plot(label="One query: with and without scaling")
+    text = gr.Markdown()
+
+    @safe_view
+    def draw_inside(trace, kind_v, layer_v, head_v, query_v, unscaled_v, look, large, scale):
+        lk = look_of(look, large, scale)
+        if trace is None:
+            return no_trace(lk, 2, "")
+        n_q = len(trace.attention(kind_v).queries)
+        return views.inside_view(trace, kind_v, int(layer_v), head_v, min(int(query_v or 1), n_q), bool(unscaled_v), lk)
+
+    def fit_query(trace, kind_v):
+        return slider_update(len(trace.attention(kind_v).queries) if trace is not None else 1)
+
+    def after_translate(event):
+        return event.then(fit_query, [page.trace, kind], query, api_visibility="undocumented", queue=False)
+
+    tab = TabView(draw_inside, [kind, layer, head, query, unscaled], [plot, row, text], after_translate)
+    kind.change(page.layer_range, kind, layer, api_visibility="undocumented", queue=False).then(
+        fit_query, [page.trace, kind], query, api_visibility="undocumented", queue=False)
+    tab.redraw_on(page, [kind, layer, head, query, unscaled], show_progress="hidden", trigger_mode="always_last")
+    return tab
+
+
+def build_about_tab(page: Page, n_params: int, checkpoint: Path) -> None:
+    gr.HTML(views.architecture_html(page.cfg, n_params))
+    gr.Markdown(model_card(checkpoint))
+
+
+TABS = [("Step by step", "steps", build_steps_tab), ("Attention explorer", "explorer", build_explorer_tab),
+        ("Head summary", "summary", build_summary_tab), ("Positional encoding", "positional", build_positional_tab),
+        ("Inside one head", "inside", build_inside_tab)]
+
+
+# ---------------------------------------------------------------- the page around the tabs
+def build_input_section():
+    """The sentence box, examples, and where the translation, run info and pieces appear."""
+    with gr.Row(equal_height=True):
+        text = gr.Textbox(label="English sentence", placeholder="Type an English sentence and press Enter",
+                          max_lines=4, scale=5, max_length=TEXTBOX_MAX_CHARS, elem_id="src-text", autofocus=True)
+        go_btn = gr.Button("Translate", variant="primary", scale=1, elem_id="translate-btn")
+    gr.Examples(EXAMPLES, inputs=text, label="Examples (click one, then Translate)")
+    with gr.Row():
+        french = gr.Textbox(label="French translation", interactive=False, scale=5, elem_id="fr-text", buttons=["copy"])
+        info = gr.Textbox(label="Run", interactive=False, scale=2, elem_id="run-info")
+    pieces = gr.HTML(elem_id="pieces")
+    return text, go_btn, [french, info, pieces]
+
+
+def build_display_section(cfg: ModelConfig, trace_state: gr.State) -> list:
+    """Light/dark, presenter mode, colour scale, and the HTML report; returns the look controls."""
+    with gr.Accordion("Display: light/dark, presenter mode, colours, report", open=False):
+        with gr.Row():
+            look = gr.Radio(["Light", "Dark"], value="Light", label="Look")
+            large = gr.Checkbox(label="Presenter mode (large type)", value=False)
+            scale = gr.Dropdown(list(COLORSCALES), value=DEFAULT_SCALE,
+                                label="Colour scale (Viridis and Cividis are colour-blind safe)")
+            report_btn = gr.Button("Build HTML report of this translation", elem_id="report-btn")
+            report_file = gr.File(label="Standalone HTML report (opens offline)", interactive=False, height=90,
+                                  elem_id="report-file")
+
+    @safe_view
+    def make_report(trace, look_v, large_v, scale_v):
+        if trace is None:
+            gr.Warning("Translate a sentence first; the report holds its figures.")
+            return None
+        out = Path(tempfile.mkdtemp(prefix="trace-report-")) / "transformer-trace.html"
+        out.write_text(build_report(trace, cfg, look_of(look_v, False, scale_v)), encoding="utf-8")
+        return str(out)
+
+    look.change(None, look, None, js="(v) => { document.body.classList.toggle('dark', v === 'Dark'); }")
+    large.change(None, large, None, js="(v) => { document.body.classList.toggle('presenter', !!v); }")
+    report_btn.click(make_report, [trace_state, look, large, scale], report_file, api_visibility="undocumented",
+                     concurrency_id="draw")
+    return [look, large, scale]
+
+
+def translate_callback(translator: Translator):
     def run_translate(text):
-        """The only callback that runs the model."""
+        """The only callback that runs the model: this user's new trace, or a message."""
         if text is None or not str(text).strip():
             gr.Warning("Type an English sentence first.")
             return None, "", "Type an English sentence first.", "", gr.update()
@@ -121,253 +383,72 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = 2) -
             return None, "", msg, "", gr.update()
         for note in trace.notes:
             gr.Info(note)
-        n = len(trace.steps)
-        return (trace, trace.translation, views.run_info(trace), views.pieces_html(trace),
-                slider_update(n))
+        return trace, trace.translation, views.run_info(trace), views.pieces_html(trace), slider_update(len(trace.steps))
+    return run_translate
+
+
+def redraw_all(page: Page, tabs: list[TabView]):
+    """One callback that redraws every tab (after Translate, a change of look, and at page load)."""
+    inputs = [page.trace, *[c for tab in tabs for c in tab.controls], *page.look]
+    outputs = [o for tab in tabs for o in tab.outputs]
 
     @safe_view
-    def draw_step(trace, step, layer, head, look, large, scale):
-        lk = look_of(look, large, scale)
-        if trace is None:
-            return f"<i>{NO_TRACE}</i>", empty_figure(NO_TRACE, lk.dark), empty_figure(NO_TRACE, lk.dark)
-        return views.step_view(trace, int(step or 1), int(layer or 1), head, lk)
+    def draw_all(trace, *values):
+        *controls, look, large, scale = values
+        out, i = [], 0
+        for tab in tabs:
+            out += tab.draw(trace, *controls[i:i + len(tab.controls)], look, large, scale)
+            i += len(tab.controls)
+        return tuple(out)
+    return draw_all, inputs, outputs
 
-    @safe_view
-    def draw_explorer(trace, kind, layer, head, mode, scaling, look, large, scale):
-        lk = look_of(look, large, scale)
-        if trace is None:
-            return empty_figure(NO_TRACE, lk.dark), empty_figure(NO_TRACE, lk.dark)
-        shared = scaling.startswith("shared")
-        return (views.explorer_figure(trace, kind, int(layer), head, mode, shared, lk),
-                views.grid_figure(trace, kind, shared, lk))
 
-    @safe_view
-    def draw_summary(trace, kind, look, large, scale):
-        lk = look_of(look, large, scale)
-        if trace is None:
-            return empty_figure(NO_TRACE, lk.dark), []
-        return views.summary_view(trace, kind, lk)
-
-    @safe_view
-    def draw_positional(trace, dims, look, large, scale):
-        return views.positional_views(trace, cfg.d_model, dims or [], look_of(look, large, scale))
-
-    @safe_view
-    def draw_inside(trace, kind, layer, head, query, unscaled, look, large, scale):
-        lk = look_of(look, large, scale)
-        if trace is None:
-            return empty_figure(NO_TRACE, lk.dark), empty_figure(NO_TRACE, lk.dark), ""
-        n_q = len(views.kind_data(trace, kind)[2])
-        return views.inside_view(trace, kind, int(layer), head, min(int(query or 1), n_q), bool(unscaled), lk)
-
-    def fit_query(trace, kind):
-        return slider_update(len(views.kind_data(trace, kind)[2]) if trace is not None else 1)
-
-    def layer_range(kind):
-        return slider_update(L_enc if kind == "encoder" else L_dec)
-
-    def shift(trace, step, delta):
-        n = views.n_steps(trace)
-        return max(1, min(n, int(step or 1) + delta)) if n else 1
-
-    def tick(trace, step):
-        n = views.n_steps(trace)
-        if not n or int(step or 1) >= n:
-            return gr.update(), gr.Timer(active=False), "▶ Play"
-        return int(step) + 1, gr.update(), gr.update()
-
-    def toggle_play(trace, step, label):
-        n = views.n_steps(trace)
-        if label.startswith("▶") and n > 1:
-            start = 1 if int(step or 1) >= n else int(step or 1)
-            return start, gr.Timer(active=True), "⏸ Pause"
-        return gr.update(), gr.Timer(active=False), "▶ Play"
-
-    @safe_view
-    def make_report(trace, look, large, scale):
-        if trace is None:
-            gr.Warning("Translate a sentence first; the report holds its figures.")
-            return None
-        text = build_report(trace, cfg, look_of(look, False, scale))
-        out = Path(tempfile.mkdtemp(prefix="trace-report-")) / "transformer-trace.html"
-        out.write_text(text, encoding="utf-8")
-        return str(out)
-
-    # ---------------------------------------------------------------- layout
+def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY) -> gr.Blocks:
     with gr.Blocks(title="Transformer, step by step: English → French") as demo:
-        trace_state = gr.State(None)
+        trace_state = gr.State(None)   # this user's trace: every redraw reads it, none re-runs the model
         gr.Markdown(
             "# Transformer, step by step: English → French\n"
             "A Transformer written from scratch after *Attention Is All You Need* translates your sentence with "
             "greedy decoding. Watch every step and every attention head: encoder self-attention, decoder masked "
             "self-attention and cross-attention.")
-        with gr.Row(equal_height=True):
-            text = gr.Textbox(label="English sentence", placeholder="Type an English sentence and press Enter",
-                              max_lines=4, scale=5, max_length=MAX_INPUT_CHARS * 4, elem_id="src-text",
-                              autofocus=True)
-            go_btn = gr.Button("Translate", variant="primary", scale=1, elem_id="translate-btn")
-        gr.Examples(EXAMPLES, inputs=text, label="Examples (click one, then Translate)")
-        with gr.Row():
-            french = gr.Textbox(label="French translation", interactive=False, scale=5, elem_id="fr-text",
-                                buttons=["copy"])
-            info = gr.Textbox(label="Run", interactive=False, scale=2, elem_id="run-info")
-        pieces = gr.HTML(elem_id="pieces")
-        with gr.Accordion("Display: light/dark, presenter mode, colours, report", open=False):
-            with gr.Row():
-                look = gr.Radio(["Light", "Dark"], value="Light", label="Look")
-                large = gr.Checkbox(label="Presenter mode (large type)", value=False)
-                scale = gr.Dropdown(list(COLORSCALES), value="Viridis", label="Colour scale (Viridis and Cividis are colour-blind safe)")
-                report_btn = gr.Button("Build HTML report of this translation", elem_id="report-btn")
-                report_file = gr.File(label="Standalone HTML report (opens offline)", interactive=False, height=90,
-                                      elem_id="report-file")
-        look_inputs = [look, large, scale]
-
+        text, go_btn, results = build_input_section()
+        page = Page(translator.cfg, trace_state, build_display_section(translator.cfg, trace_state))
+        tabs = []
         with gr.Tabs():
-            with gr.Tab("Step by step", id="steps"):
-                gr.Markdown("Greedy decoding picks the most probable next piece at every step. Use the slider, "
-                            "the buttons, **Play**, or the ← → keys.")
-                with gr.Row():
-                    prev_btn = gr.Button("◀ Previous", elem_id="prev-step", scale=1)
-                    step = gr.Slider(1, 2, value=1, step=1, label="Decoding step", scale=4, elem_id="step-slider",
-                                     interactive=False)
-                    next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1)
-                    play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1)
-                timer = gr.Timer(0.9, active=False)
-                step_info = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="step-info")
-                with gr.Row():
-                    step_layer = gr.Slider(1, L_dec, value=L_dec, step=1, label="Cross-attention layer")
-                    step_head = gr.Dropdown(head_choices, value="mean over heads", label="Head")
-                with gr.Row():
-                    topk_plot = gr.Plot(label="Next-token probabilities", elem_id="topk-plot")
-                    cross_plot = gr.Plot(label="Cross-attention over the source", elem_id="cross-step-plot")
-
-            with gr.Tab("Attention explorer", id="explorer"):
-                with gr.Row():
-                    ex_kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
-                    ex_mode = gr.Radio([("One head", "head"), ("Mean over heads", "mean"), ("Rollout across layers", "rollout")],
-                                       value="head", label="Show")
-                    ex_scaling = gr.Radio(["shared across heads", "per head"], value="shared across heads",
-                                          label="Colour scaling")
-                with gr.Row():
-                    ex_layer = gr.Slider(1, L_enc, value=1, step=1, label="Layer")
-                    ex_head = gr.Dropdown(head_choices, value="1", label="Head")
-                ex_plot = gr.Plot(label="Attention map", elem_id="explorer-plot")
-                gr.Markdown("**All heads** (layers × heads, like BertViz's model view). Hover for values; pick a "
-                            "layer and head above to enlarge one.")
-                grid_plot = gr.Plot(label="All heads", elem_id="grid-plot")
-
-            with gr.Tab("Head summary", id="summary"):
-                gr.Markdown("Entropy of each head's attention (0 = looks at one piece, 1 = spread evenly) and the "
-                            "simple pattern it follows most, to find interesting heads fast.")
-                sum_kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
-                sum_plot = gr.Plot(label="Heads at a glance", elem_id="summary-plot")
-                sum_table = gr.Dataframe(headers=["layer", "head", "entropy", "label", "strongest pattern", "score"],
-                                         label="Per head", interactive=False, wrap=True)
-
-            with gr.Tab("Positional encoding", id="positional"):
-                gr.Markdown("PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)). "
-                            "The input's positions are outlined.")
-                pe_dims = gr.Dropdown([str(d) for d in range(cfg.d_model)], value=[str(d) for d in (0, 1, 8, 9, 64, 65) if d < cfg.d_model],
-                                      multiselect=True, label="Dimensions to plot as curves")
-                pe_heat = gr.Plot(label="Positional encoding matrix", elem_id="pe-heatmap")
-                with gr.Row():
-                    pe_curves = gr.Plot(label="Curves")
-                    pe_sim = gr.Plot(label="Similarity between positions")
-
-            with gr.Tab("Inside one head", id="inside"):
-                gr.Markdown("The steps of scaled dot-product attention for one head: QKᵀ, ÷√d_k, mask, softmax.")
-                with gr.Row():
-                    in_kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
-                    in_layer = gr.Slider(1, L_enc, value=1, step=1, label="Layer")
-                    in_head = gr.Dropdown([str(h) for h in range(1, H + 1)], value="1", label="Head")
-                with gr.Row():
-                    in_query = gr.Slider(1, 2, value=1, step=1, label="Query row for the comparison")
-                    in_unscaled = gr.Checkbox(label="Show the softmax WITHOUT ÷√d_k", value=False)
-                in_plot = gr.Plot(label="Scaled dot-product attention, step by step", elem_id="inside-plot")
-                in_row = gr.Plot(label="One query: with and without scaling")
-                in_text = gr.Markdown()
-
+            for title, tab_id, build in TABS:
+                with gr.Tab(title, id=tab_id):
+                    tabs.append(build(page))
             with gr.Tab("About the model", id="about"):
-                gr.HTML(views.architecture_html(cfg, n_params))
-                gr.Markdown(model_card(checkpoint))
+                build_about_tab(page, translator.model.num_parameters(), checkpoint)
 
-        # ---------------------------------------------------------------- events
-        step_in = [trace_state, step, step_layer, step_head, *look_inputs]
-        step_out = [step_info, topk_plot, cross_plot]
-        ex_in = [trace_state, ex_kind, ex_layer, ex_head, ex_mode, ex_scaling, *look_inputs]
-        ex_out = [ex_plot, grid_plot]
-        sum_in, sum_out = [trace_state, sum_kind, *look_inputs], [sum_plot, sum_table]
-        pe_in, pe_out = [trace_state, pe_dims, *look_inputs], [pe_heat, pe_curves, pe_sim]
-        in_in = [trace_state, in_kind, in_layer, in_head, in_query, in_unscaled, *look_inputs]
-        in_out = [in_plot, in_row, in_text]
-
-        @safe_view
-        def draw_all(trace, step_v, sl, sh, exk, exl, exh, exm, exs, sk, dims, ik, il, ih, iq, iu, lk, lg, sc):
-            return (*draw_step(trace, step_v, sl, sh, lk, lg, sc),
-                    *draw_explorer(trace, exk, exl, exh, exm, exs, lk, lg, sc),
-                    *draw_summary(trace, sk, lk, lg, sc),
-                    *draw_positional(trace, dims, lk, lg, sc),
-                    *draw_inside(trace, ik, il, ih, iq, iu, lk, lg, sc))
-
-        all_in = [trace_state, step, step_layer, step_head, ex_kind, ex_layer, ex_head, ex_mode, ex_scaling,
-                  sum_kind, pe_dims, in_kind, in_layer, in_head, in_query, in_unscaled, *look_inputs]
-        all_out = step_out + ex_out + sum_out + pe_out + in_out
-        tr_out = [trace_state, french, info, pieces, step]
-        gr.on([go_btn.click, text.submit], run_translate, text, tr_out, api_name="translate",
-              concurrency_id="model", concurrency_limit=concurrency).then(
-            fit_query, [trace_state, in_kind], in_query, api_visibility="undocumented", queue=False).then(
-            draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
-
-        step.change(draw_step, step_in, step_out, api_name="step_view", show_progress="hidden",
-                    trigger_mode="always_last", concurrency_id="draw")
-        for c in (step_layer, step_head):
-            c.change(draw_step, step_in, step_out, api_visibility="undocumented", show_progress="hidden",
-                     concurrency_id="draw")
-        prev_btn.click(lambda t, s: shift(t, s, -1), [trace_state, step], step, api_visibility="undocumented",
-                       show_progress="hidden", queue=False)
-        next_btn.click(lambda t, s: shift(t, s, +1), [trace_state, step], step, api_visibility="undocumented",
-                       show_progress="hidden", queue=False)
-        play_btn.click(toggle_play, [trace_state, step, play_btn], [step, timer, play_btn],
-                       api_visibility="undocumented", show_progress="hidden")
-        timer.tick(tick, [trace_state, step], [step, timer, play_btn], api_visibility="undocumented",
-                   show_progress="hidden")
-
-        ex_kind.change(layer_range, ex_kind, ex_layer, api_visibility="undocumented", queue=False)
-        for c in (ex_kind, ex_layer, ex_head, ex_mode, ex_scaling):
-            c.change(draw_explorer, ex_in, ex_out, api_name="explorer" if c is ex_head else None,
-                     api_visibility="public" if c is ex_head else "undocumented",
-                     show_progress="hidden", trigger_mode="always_last", concurrency_id="draw")
-        sum_kind.change(draw_summary, sum_in, sum_out, api_visibility="undocumented", concurrency_id="draw")
-        pe_dims.change(draw_positional, pe_in, pe_out, api_visibility="undocumented", concurrency_id="draw")
-        in_kind.change(layer_range, in_kind, in_layer, api_visibility="undocumented", queue=False).then(
-            fit_query, [trace_state, in_kind], in_query, api_visibility="undocumented", queue=False)
-        for c in (in_kind, in_layer, in_head, in_query, in_unscaled):
-            c.change(draw_inside, in_in, in_out, api_visibility="undocumented", show_progress="hidden",
-                     trigger_mode="always_last", concurrency_id="draw")
-        for c in look_inputs:
+        draw_all, all_in, all_out = redraw_all(page, tabs)
+        step = next(tab.step_slider for tab in tabs if tab.step_slider is not None)
+        event = gr.on([go_btn.click, text.submit], translate_callback(translator), text, [trace_state, *results, step],
+                      api_name="translate", concurrency_id="model", concurrency_limit=concurrency)
+        for tab in tabs:
+            event = tab.after_translate(event) if tab.after_translate else event
+        event.then(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+        for c in page.look:
             c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
-        look.change(None, look, None, js="(v) => { document.body.classList.toggle('dark', v === 'Dark'); }")
-        large.change(None, large, None, js="(v) => { document.body.classList.toggle('presenter', !!v); }")
-        report_btn.click(make_report, [trace_state, *look_inputs], report_file, api_visibility="undocumented",
-                         concurrency_id="draw")
         demo.load(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
     return demo
 
 
 def parse_args(argv=None) -> argparse.Namespace:
+    env = os.environ.get
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--checkpoint", default=os.environ.get("TRANSFORMER_CHECKPOINT", str(DEFAULT_CHECKPOINT)),
+    p.add_argument("--checkpoint", default=env("TRANSFORMER_CHECKPOINT", str(DEFAULT_CHECKPOINT)),
                    help="checkpoint folder (default: the bundled model)")
-    p.add_argument("--device", default=os.environ.get("TRANSFORMER_DEVICE", "auto"), help="auto, cpu or cuda")
-    p.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
+    p.add_argument("--device", default=env("TRANSFORMER_DEVICE", "auto"), help="auto, cpu or cuda")
+    p.add_argument("--host", default=env("GRADIO_SERVER_NAME", "127.0.0.1"),
                    help="address to bind (default 127.0.0.1; 0.0.0.0 to serve a network)")
-    p.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
+    p.add_argument("--port", type=int, default=int(env("GRADIO_SERVER_PORT", str(APP_PORT))))
     p.add_argument("--share", action="store_true", help="create a public gradio.live link")
-    p.add_argument("--concurrency", type=int, default=int(os.environ.get("APP_CONCURRENCY", "2")),
+    p.add_argument("--concurrency", type=int, default=int(env("APP_CONCURRENCY", str(APP_CONCURRENCY))),
                    help="translations run at once (the model is shared read-only)")
-    p.add_argument("--torch-threads", type=int, default=int(os.environ.get("APP_TORCH_THREADS", "1")),
+    p.add_argument("--torch-threads", type=int, default=int(env("APP_TORCH_THREADS", str(APP_TORCH_THREADS))),
                    help="intra-op threads per translation (default 1: concurrent requests share the cores)")
-    p.add_argument("--queue-size", type=int, default=int(os.environ.get("APP_QUEUE_SIZE", "256")),
+    p.add_argument("--queue-size", type=int, default=int(env("APP_QUEUE_SIZE", str(APP_QUEUE_SIZE))),
                    help="requests that may wait in the queue before new ones are turned away")
     return p.parse_args(argv)
 
@@ -391,7 +472,7 @@ def main(argv=None) -> int:
     translator.trace("Hello.")
     log.info("model loaded on %s in %.1fs", translator.device, time.perf_counter() - t0)
     demo = build_demo(translator, Path(args.checkpoint), args.concurrency)
-    demo.queue(default_concurrency_limit=4, max_size=args.queue_size)
+    demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=args.queue_size)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share, theme=gr.themes.Soft(),
                 css=CSS, js=JS, footer_links=["api", "gradio"], show_error=False)
     return 0

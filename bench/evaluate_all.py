@@ -1,6 +1,6 @@
 """Score a checkpoint on every dev and test set and print the model card's table.
 
-``python bench/evaluate_all.py [--checkpoint DIR]`` runs ``python -m transformer.evaluate`` once
+``python bench/evaluate_all.py [--checkpoint DIR]`` runs ``python -m transformer.cli.evaluate`` once
 per set (the exact commands are printed in the table) and prints a markdown table.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     rows, last = [], None
     for name, data in SETS:
-        cmd = [sys.executable, "-m", "transformer.evaluate", "--data", data, "--device", args.device]
+        cmd = [sys.executable, "-m", "transformer.cli.evaluate", "--data", data, "--device", args.device]
         if args.checkpoint:
             cmd += ["--checkpoint", args.checkpoint]
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
@@ -39,7 +39,7 @@ def main(argv=None) -> int:
             print(f"{name}: failed: {r.stderr.strip()}", file=sys.stderr)
             continue
         res = last = json.loads(r.stdout.strip().splitlines()[-1])
-        shown = "python -m transformer.evaluate --data " + data + (f" --checkpoint {args.checkpoint}" if args.checkpoint else "")
+        shown = "python -m transformer.cli.evaluate --data " + data + (f" --checkpoint {args.checkpoint}" if args.checkpoint else "")
         rows.append((name, res["sentences"], res["bleu"], res["chrf"], shown))
         print(f"{name}: BLEU {res['bleu']}, chrF {res['chrf']} ({res['seconds']} s)", file=sys.stderr, flush=True)
     print("| set | sentences | BLEU | chrF | command |\n|---|---:|---:|---:|---|")

@@ -29,8 +29,8 @@ import sacrebleu
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from transformer.augment import names_test, numbers_test  # noqa: E402
-from transformer.data import SHARED_DATA, read_corpus  # noqa: E402
+from transformer.training.augment import names_test, numbers_test  # noqa: E402
+from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
 from transformer.translator import Translator  # noqa: E402
 
 CORPORA = ROOT / "transformer" / "training" / "corpora"

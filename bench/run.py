@@ -27,11 +27,11 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from transformer import views  # noqa: E402
-from transformer.config import PAD_ID  # noqa: E402
-from transformer.data import SHARED_DATA  # noqa: E402
-from transformer.decoding import greedy_decode, pad_batch  # noqa: E402
+from transformer.config import PAD_ID, max_output_pieces  # noqa: E402
+from transformer.training.data import SHARED_DATA  # noqa: E402
+from transformer.model.decoding import greedy_decode, pad_batch  # noqa: E402
 from transformer.translator import Translator  # noqa: E402
+from transformer.viz import views  # noqa: E402
 
 # Our own sentences (not corpus lines), 5, 12 and 30 words.
 SENTENCES = {
@@ -129,7 +129,7 @@ def bench_latency(tr: Translator, reps: int) -> list[dict]:
     rows = []
     for name, text in SENTENCES.items():
         src = pad_batch([tr.encode_source(text)[0]], PAD_ID)
-        max_new = 2 * src.size(1) + 10
+        max_new = max_output_pieces(src.size(1), model.cfg.max_len)
         ours = greedy_decode(model, src, max_new)[0]
         same = ours == greedy_decode(model, src, max_new, use_cache=False)[0] == reference_greedy(model, ref, src, max_new)
         t = interleaved({
@@ -161,7 +161,7 @@ def bench_throughput(tr: Translator, limit: int) -> dict:
 def bench_training(tr: Translator, steps: int) -> dict:
     """Tokens/s for one training step of the bundled model's size, fp32 vs bf16 autocast, interleaved."""
     cfg = tr.cfg
-    from transformer.model import Transformer
+    from transformer.model.transformer import Transformer
     torch.manual_seed(0)
     model = Transformer(cfg).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from transformer.config import ModelConfig  # noqa: E402
-from transformer.model import Transformer  # noqa: E402
+from transformer.model.transformer import Transformer  # noqa: E402
 
 EN_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
             "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
@@ -48,7 +48,7 @@ def pairs():
 
 @pytest.fixture(scope="session")
 def tokenizer(tmp_path_factory, pairs):
-    from transformer.tokenizer import train_tokenizer
+    from transformer.io.tokenizer import train_tokenizer
     out = tmp_path_factory.mktemp("tok") / "tokenizer"
     return train_tokenizer([s for p in pairs for s in p], out, vocab_size=120, model_type="unigram")
 
@@ -87,7 +87,7 @@ def app_url(bundled_checkpoint):
 
 @pytest.fixture(scope="session")
 def bundled_checkpoint():
-    from transformer.checkpoint import DEFAULT_CHECKPOINT
+    from transformer.io.checkpoint import DEFAULT_CHECKPOINT
     if not (DEFAULT_CHECKPOINT / "model.safetensors").is_file():
         pytest.fail(f"the bundled checkpoint {DEFAULT_CHECKPOINT} is missing")
     return DEFAULT_CHECKPOINT

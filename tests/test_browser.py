@@ -1,21 +1,17 @@
 """A real browser (Debian's chromium via playwright) uses the app as a person would.
 
-Saves assets/screenshot.png for the README. Skipped only where chromium is absent and CI
-is not set; under CI a missing browser is a failure.
+Takes the same steps as tools/screenshots.py (which writes the README's screenshots to assets/
+on request) and saves its own screenshots to a temporary folder. Skipped only where chromium is
+absent and CI is not set; under CI a missing browser is a failure.
 """
 from __future__ import annotations
 
 import os
-import shutil
 import time
 
 import pytest
 
-from conftest import ROOT
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
-         "--no-first-run", "--disable-component-update", "--disable-sync"]
+from tools.screenshots import CHROMIUM, FLAGS, VIEWPORT, open_other_views, translate_and_step
 
 
 @pytest.fixture(scope="module")
@@ -31,45 +27,19 @@ def browser():
         b.close()
 
 
-def plots_in(page, elem_id):
-    return page.locator(f"#{elem_id} .js-plotly-plot")
-
-
-def test_translate_step_and_explore_in_a_browser(browser, app_url):
-    page = browser.new_page(viewport={"width": 1440, "height": 1650})
+def test_translate_step_and_explore_in_a_browser(browser, app_url, tmp_path):
+    page = browser.new_page(viewport=VIEWPORT)
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(app_url)
-    box = page.locator("#src-text textarea")
-    box.wait_for(timeout=90_000)
-    box.fill("The cat is sleeping on the sofa.")
-    box.press("Enter")
-    page.wait_for_function("() => document.querySelector('#fr-text textarea') && "
-                           "document.querySelector('#fr-text textarea').value.length > 0", timeout=60_000)
-    french = page.locator("#fr-text textarea").input_value()
-    assert "chat" in french.lower()
-    plots_in(page, "topk-plot").wait_for(timeout=90_000)
-    plots_in(page, "cross-step-plot").wait_for(timeout=90_000)
-    page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=90_000)
-    # move the step slider with the Next button and the keyboard
-    page.click("#next-step")
-    page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=90_000)
-    page.locator("body").press("ArrowRight")
-    page.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=90_000)
-    page.screenshot(path=str(ROOT / "assets" / "screenshot.png"), full_page=False)
+    assert "chat" in translate_and_step(page, app_url).lower()
+    page.screenshot(path=str(tmp_path / "steps.png"), full_page=False)
     # Plotly's own toolbar offers a PNG download of every figure
     page.hover("#topk-plot .js-plotly-plot")
     assert page.locator("#topk-plot .modebar-btn[data-title*='png' i]").count() == 1
-    # switch to the attention explorer: heatmaps render
-    page.get_by_role("tab", name="Attention explorer").click()
-    plots_in(page, "explorer-plot").wait_for(timeout=90_000)
-    plots_in(page, "grid-plot").wait_for(timeout=90_000)
+    open_other_views(page)
     assert page.locator("#grid-plot .js-plotly-plot .heatmaplayer, #grid-plot .js-plotly-plot image").count() > 0
-    page.get_by_role("tab", name="Positional encoding").click()
-    plots_in(page, "pe-heatmap").wait_for(timeout=90_000)
-    page.get_by_role("tab", name="Inside one head").click()
-    plots_in(page, "inside-plot").wait_for(timeout=90_000)
-    page.screenshot(path=str(ROOT / "assets" / "screenshot-explorer.png"), full_page=False)
+    page.screenshot(path=str(tmp_path / "views.png"), full_page=False)
+    assert (tmp_path / "steps.png").stat().st_size > 10_000 and (tmp_path / "views.png").stat().st_size > 10_000
     # the standalone HTML report
     page.get_by_text("Display: light/dark").click()
     page.click("#report-btn")

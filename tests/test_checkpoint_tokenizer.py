@@ -7,21 +7,21 @@ import shutil
 import pytest
 import torch
 
-from transformer.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from transformer.config import BOS_ID, EOS_ID, PAD_ID, UNK_ID, ModelConfig
-from transformer.model import Transformer
-
+from transformer.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from transformer.io.tokenizer import BOS_PIECE, EOS_PIECE, PAD_PIECE, UNK_PIECE, detokenize
+from transformer.model.transformer import Transformer
 
 
 def test_tokenizer_round_trip_and_special_ids(tokenizer, pairs):
     assert (tokenizer.pad_id, tokenizer.unk_id, tokenizer.bos_id, tokenizer.eos_id) == (PAD_ID, UNK_ID, BOS_ID, EOS_ID)
-    assert tokenizer.pieces([0, 1, 2, 3]) == ["<pad>", "<unk>", "<s>", "</s>"]
+    assert tokenizer.pieces([0, 1, 2, 3]) == [PAD_PIECE, UNK_PIECE, BOS_PIECE, EOS_PIECE] == ["<pad>", "<unk>", "<s>", "</s>"]
     for en, fr in pairs[:20]:
         for text in (en, fr):
             ids = tokenizer.encode(text)
             assert tokenizer.decode(ids) == text
             assert tokenizer.decode([BOS_ID] + ids + [EOS_ID, PAD_ID]) == text
-            assert "".join(tokenizer.pieces(ids)).replace("▁", " ").strip() == text
+            assert detokenize(tokenizer.pieces([BOS_ID] + ids + [EOS_ID])) == text
     batch = tokenizer.encode([pairs[0][0], pairs[1][1]])
     assert batch == [tokenizer.encode(pairs[0][0]), tokenizer.encode(pairs[1][1])]
 

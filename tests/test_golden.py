@@ -41,12 +41,12 @@ def test_traced_translations_match_batched(translator):
     for en, fr in list(GOLDEN.items())[:4]:
         trace = translator.trace(en)
         assert trace.translation == fr and trace.finished
-        assert trace.tgt_out_pieces[-1] == "</s>" and len(trace.steps) == len(trace.tgt_out_pieces)
+        assert trace.tgt_pieces[-1] == "</s>" and len(trace.steps) == len(trace.tgt_pieces)
         L, H = translator.cfg.n_decoder_layers, translator.cfg.n_heads
-        assert trace.cross_attn.shape == (L, H, len(trace.steps), len(trace.src_pieces))
+        assert trace.cross.probs.shape == (L, H, len(trace.steps), len(trace.src_pieces))
 
 
 def test_cli_prints_the_translation_last(bundled_checkpoint):
-    r = subprocess.run([sys.executable, "-m", "transformer.translate", "The cat is sleeping on the sofa."],
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.translate", "The cat is sleeping on the sofa."],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip().splitlines()[-1] == GOLDEN["The cat is sleeping on the sofa."]

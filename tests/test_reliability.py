@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, free_port
-from transformer import report, views
-from transformer.checkpoint import save_checkpoint
-from transformer.config import ModelConfig
-from transformer.model import Transformer
-from transformer.translator import MAX_INPUT_CHARS, Translator
+from transformer.config import MAX_INPUT_CHARS, ModelConfig
+from transformer.io.checkpoint import save_checkpoint
+from transformer.model.transformer import Transformer
+from transformer.translator import Translator
+from transformer.viz import report, views
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +49,10 @@ def test_any_text_gives_a_translation_or_a_clear_message(tiny_translator, text):
     except ValueError as e:                          # the only error: nothing to translate, with a message
         assert "nothing to translate" in str(e).lower()
         return
-    assert isinstance(trace.translation, str) and len(trace.source_text) <= MAX_INPUT_CHARS
+    assert isinstance(trace.translation, str) and len(trace.source.text) <= MAX_INPUT_CHARS
     lk = views.Look()
     chips = views.pieces_html(trace)
-    for p in trace.src_pieces + trace.tgt_out_pieces:
+    for p in trace.src_pieces + trace.tgt_pieces:
         assert html.escape(p) in chips
     assert "<script" not in chips and "<img" not in chips and chips.count("<b>") == 2   # only our two labels
     views.step_view(trace, 1, 1, "mean over heads", lk)
@@ -73,7 +73,7 @@ def test_report_escapes_every_token(tiny_translator):
 
 def test_long_input_is_truncated_and_said(tiny_translator):
     trace = tiny_translator.trace("word " * 3000, max_new_tokens=4)
-    assert len(trace.src_ids) == tiny_translator.max_src_tokens
+    assert len(trace.source.ids) == tiny_translator.max_src_tokens
     assert any("cut" in n for n in trace.notes) and any("limit" in n for n in trace.notes)
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from conftest import ROOT, synthetic_pairs
-from transformer.checkpoint import load_checkpoint
+from transformer.io.checkpoint import load_checkpoint
 from transformer.translator import Translator
 
 
@@ -21,7 +21,7 @@ def trained(tmp_path_factory):
     tsv = tmp / "numbers.tsv"
     tsv.write_text("".join(f"{a}\t{b}\n" for a, b in pairs), encoding="utf-8")
     out = tmp / "run"
-    from transformer.train import main
+    from transformer.training.train import main
     args = ["--train", str(tsv), "--dev", str(tsv), "--out", str(out), "--vocab-size", "100",
             "--d-model", "64", "--n-heads", "4", "--n-encoder-layers", "2", "--n-decoder-layers", "2", "--d-ff", "128",
             "--dropout", "0.0", "--label-smoothing", "0.0", "--max-tokens", "600", "--lr", "3e-3", "--warmup", "30",
@@ -49,7 +49,7 @@ def test_log_shows_falling_loss_and_files(trained):
 
 
 def test_resume_continues_from_state(trained):
-    from transformer.train import main
+    from transformer.training.train import main
     args = list(trained["args"])
     args[args.index("--max-steps") + 1] = "360"
     assert main(args + ["--resume"]) == 0
@@ -60,7 +60,7 @@ def test_resume_continues_from_state(trained):
 
 def test_init_from_starts_a_new_cycle_from_a_checkpoint(trained, tmp_path):
     """--init-from: the checkpoint's config, weights and tokenizer, a fresh schedule from step 0."""
-    from transformer.train import main
+    from transformer.training.train import main
     args = list(trained["args"])
     args[args.index("--out") + 1] = str(tmp_path / "cycle2")
     args[args.index("--max-steps") + 1] = "20"
@@ -82,16 +82,16 @@ def test_init_from_starts_a_new_cycle_from_a_checkpoint(trained, tmp_path):
 
 def test_evaluate_and_translate_cli_load_the_checkpoint(trained):
     ck = str(trained["out"] / "best")
-    r = subprocess.run([sys.executable, "-m", "transformer.evaluate", "--data", str(trained["tsv"]), "--checkpoint", ck,
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.evaluate", "--data", str(trained["tsv"]), "--checkpoint", ck,
                         "--device", "cpu", "--hyp-out", str(trained["out"] / "hyp.txt")],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
     last = json.loads(r.stdout.strip().splitlines()[-1])
     assert last["bleu"] > 90 and last["chrf"] > 90 and "nrefs:1" in last["bleu_signature"]
-    r = subprocess.run([sys.executable, "-m", "transformer.translate", "--checkpoint", ck, "I have seven apples."],
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.translate", "--checkpoint", ck, "I have seven apples."],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0 and r.stdout.strip().splitlines()[-1] == "J'ai sept pommes.", r.stdout + r.stderr
-    r = subprocess.run([sys.executable, "-m", "transformer.translate", "--checkpoint", ck],
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.translate", "--checkpoint", ck],
                        input="Three cats.\nI have one apples.\n\nTwelve cats.\n", capture_output=True, text=True,
                        cwd=ROOT, timeout=120)
     assert r.stdout.splitlines() == ["Trois chats.", "J'ai un pommes.", "", "Douze chats."], r.stdout + r.stderr
@@ -110,7 +110,7 @@ def test_torchrun_ddp_on_cpu(tmp_path):
     tsv.write_text("".join(f"{a}\t{b}\n" for a, b in pairs), encoding="utf-8")
     out = tmp_path / "ddp"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           "-m", "transformer.train", "--train", str(tsv), "--dev", str(tsv), "--out", str(out),
+           "-m", "transformer.cli.train", "--train", str(tsv), "--dev", str(tsv), "--out", str(out),
            "--vocab-size", "80", "--d-model", "32", "--n-heads", "4", "--n-encoder-layers", "1", "--n-decoder-layers", "1",
            "--d-ff", "64", "--max-tokens", "300", "--max-steps", "12", "--eval-every", "12", "--bleu-sentences", "10",
            "--amp", "none", "--threads", "1"]
@@ -127,7 +127,7 @@ def test_paused_and_resumed_run_gives_the_same_weights_as_one_that_did_not_stop(
     order, so the result is bit for bit the run that never stopped (dropout on, so the RNG matters)."""
     from safetensors.torch import load_file
 
-    from transformer.train import main
+    from transformer.training.train import main
     pairs = synthetic_pairs(30)
     tsv = tmp_path / "numbers.tsv"
     tsv.write_text("".join(f"{a}\t{b}\n" for a, b in pairs), encoding="utf-8")

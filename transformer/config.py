@@ -1,11 +1,17 @@
-"""One dataclass holds every size of the model; it is saved as JSON beside the weights."""
+"""Every size, special id, limit and default of the project, in one place (no torch, no gradio).
+
+The model's sizes live in ``ModelConfig`` (saved as ``config.json`` beside the weights); the
+limits that keep one request bounded, and the defaults of the app's views, are the constants
+below. Nothing else in the package hard-codes them.
+"""
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-# Special token ids, fixed for every tokenizer this project trains (see tokenizer.py).
+# ------------------------------------------------------------------ special token ids
+# Fixed for every tokenizer this project trains (their pieces are named in io/tokenizer.py).
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 
 
@@ -46,3 +52,39 @@ class ModelConfig:
     @classmethod
     def from_json(cls, path: str | Path) -> "ModelConfig":
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+# ------------------------------------------------------------------ limits of one translation
+MAX_INPUT_CHARS = 1000      # longer input is cut here before tokenizing (and the user is told)
+MAX_SOURCE_PIECES = 128     # longest source in pieces, </s> included (also capped by max_len)
+TRACE_DEADLINE_S = 10.0     # one traced translation may hold the model this long at most
+TOP_K = 10                  # next-piece candidates recorded at every traced step
+OUTPUT_PIECES_PER_SOURCE_PIECE = 2   # translations are rarely more than twice as long as the source
+OUTPUT_EXTRA_PIECES = 10
+
+
+def max_output_pieces(src_len: int, max_len: int) -> int:
+    """The output length rule: at most 2 x source + 10 pieces, and never past the positional encoding."""
+    return max(1, min(max_len - 1, OUTPUT_PIECES_PER_SOURCE_PIECE * src_len + OUTPUT_EXTRA_PIECES))
+
+
+# ------------------------------------------------------------------ batched translation (CLI, evaluation, training)
+BATCH_TOKENS = 6000         # padded source tokens per batch
+MAX_BATCH_SENTENCES = 256
+
+# ------------------------------------------------------------------ the app
+APP_CONCURRENCY = 2         # translations at once (one per core on the 2-core machine it was tuned on)
+APP_TORCH_THREADS = 1       # intra-op threads per translation: concurrent requests share the cores
+APP_QUEUE_SIZE = 256        # requests that may wait before new ones are turned away
+APP_REDRAW_CONCURRENCY = 4  # figure redraws at once
+APP_PORT = 7860
+TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
+PLAY_INTERVAL_S = 0.9       # seconds per step when the step-by-step view plays
+
+# ------------------------------------------------------------------ the views
+PE_MIN_POSITIONS = 64       # the positional-encoding view shows at least this many positions
+PE_DEFAULT_DIMS = (0, 1, 8, 9, 64, 65)
+PATTERN_THRESHOLD = 0.4     # a head is labelled by a pattern that gets at least this much attention
+BROAD_ENTROPY = 0.8         # ... or called "broad" above this normalised entropy
+ROLLOUT_RESIDUAL = 0.5      # weight of attention against the residual path in attention rollout
+REPORT_TOP_CANDIDATES = 5   # candidates per step in the HTML report's table

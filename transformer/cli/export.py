@@ -1,4 +1,4 @@
-"""Export a training checkpoint for bundling: ``python -m transformer.export SRC DST [--dtype fp16]``.
+"""Export a training checkpoint for bundling: ``python -m transformer.cli.export SRC DST [--dtype fp16]``.
 
 Weights are stored in half precision to halve the folder (the model still runs in fp32);
 config.json and tokenizer.model are copied. Training state and optimizer are never included.
@@ -12,11 +12,11 @@ import torch
 
 from pathlib import Path
 
-from .checkpoint import OPTIONAL_FILES, load_checkpoint, save_checkpoint
+from ..io.checkpoint import OPTIONAL_FILES, load_checkpoint, save_checkpoint
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m transformer.export", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m transformer.cli.export", description=__doc__)
     p.add_argument("src", help="checkpoint folder (e.g. runs/en-fr/best)")
     p.add_argument("dst", help="output folder (e.g. checkpoints/en-fr-base)")
     p.add_argument("--dtype", choices=["fp16", "bf16", "fp32"], default="fp16")

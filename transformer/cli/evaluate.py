@@ -1,4 +1,4 @@
-"""Score a checkpoint with sacrebleu: ``python -m transformer.evaluate --data TEST [--checkpoint DIR]``.
+"""Score a checkpoint with sacrebleu: ``python -m transformer.cli.evaluate --data TEST [--checkpoint DIR]``.
 
 TEST is a TSV file (``english<TAB>french``) or a PREFIX of two aligned files
 (PREFIX.en[.gz], PREFIX.fr[.gz]). Greedy decoding; BLEU and chrF with sacrebleu's
@@ -15,13 +15,13 @@ from pathlib import Path
 
 import sacrebleu
 
-from .checkpoint import CheckpointError
-from .data import read_corpus
-from .translator import Translator
+from ..io.checkpoint import CheckpointError
+from ..training.data import read_corpus
+from ..translator import Translator
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m transformer.evaluate", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m transformer.cli.evaluate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", required=True, help="TSV file or PREFIX of aligned .en/.fr files")
     p.add_argument("--checkpoint", default=None, help="checkpoint folder (default: the bundled model)")

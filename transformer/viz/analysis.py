@@ -5,15 +5,11 @@ Attention arrays are (layers, heads, queries, keys) with rows summing to 1 (mask
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-KINDS = ("encoder", "decoder", "cross")
-KIND_TITLES = {
-    "encoder": "Encoder self-attention",
-    "decoder": "Decoder masked self-attention",
-    "cross": "Cross-attention (decoder → source)",
-}
+from ..config import BROAD_ENTROPY, PATTERN_THRESHOLD, ROLLOUT_RESIDUAL
 
 
 def row_entropy(attn: np.ndarray) -> np.ndarray:
@@ -76,10 +72,21 @@ def monotonic_alignment(attn: np.ndarray) -> np.ndarray:
     return out
 
 
-def head_summary(attn: np.ndarray, kind: str, threshold: float = 0.4) -> list[dict]:
+@dataclass(frozen=True)
+class HeadSummary:
+    """One head at a glance."""
+
+    layer: int            # 1-based
+    head: int             # 1-based
+    entropy: float        # mean over query rows, normalised: 0 = one key, 1 = uniform
+    pattern: str          # the strongest simple pattern ("" if none)
+    pattern_score: float  # mean attention on that pattern's cells
+    label: str            # the pattern if strong enough, else "broad (spread out)" or "mixed"
+
+
+def head_summary(attn: np.ndarray, kind: str, threshold: float = PATTERN_THRESHOLD) -> list[HeadSummary]:
     """Per layer and head: normalised entropy, the strongest pattern and its score, and a label."""
-    causal = kind == "decoder"
-    ent = head_entropy(attn, causal)
+    ent = head_entropy(attn, causal=kind == "decoder")
     pats = _pattern_scores(attn, kind)
     rows = []
     L, H = attn.shape[:2]
@@ -91,16 +98,15 @@ def head_summary(attn: np.ndarray, kind: str, threshold: float = 0.4) -> list[di
                     best, score = name, float(s[l, h])
             if score >= threshold:
                 label = best
-            elif ent[l, h] > 0.8:
+            elif ent[l, h] > BROAD_ENTROPY:
                 label = "broad (spread out)"
             else:
                 label = "mixed"
-            rows.append(dict(layer=l + 1, head=h + 1, entropy=round(float(ent[l, h]), 3), pattern=best,
-                             pattern_score=round(score, 3), label=label))
+            rows.append(HeadSummary(l + 1, h + 1, round(float(ent[l, h]), 3), best, round(score, 3), label))
     return rows
 
 
-def attention_rollout(attn: np.ndarray, residual: float = 0.5) -> np.ndarray:
+def attention_rollout(attn: np.ndarray, residual: float = ROLLOUT_RESIDUAL) -> np.ndarray:
     """Abnar & Zuidema (2020): mix each layer's head-mean with the identity (the residual path)
     and multiply through the layers. Square attention only. Returns (L, T, T): rollout up to each layer."""
     L, H, T, _ = attn.shape
@@ -131,24 +137,25 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
 
 
-def inside_head(scaled_scores: np.ndarray, d_k: int, causal: bool) -> dict[str, np.ndarray]:
-    """The steps of scaled dot-product attention for one head, from its scaled scores (Tq, Tk):
-    raw QK^T, QK^T / sqrt(d_k), masked, softmax, and the softmax without the scaling."""
+@dataclass(frozen=True)
+class HeadSteps:
+    """The steps of scaled dot-product attention for one head, each (Tq, Tk); NaN = not shown."""
+
+    raw: np.ndarray               # QKᵀ
+    scaled: np.ndarray            # QKᵀ / √d_k
+    masked: np.ndarray            # the same with masked cells blank (their -inf)
+    softmax: np.ndarray           # softmax(QKᵀ / √d_k): the attention weights
+    softmax_unscaled: np.ndarray  # softmax(QKᵀ): what the weights would be without the scaling
+    mask: np.ndarray              # bool, True where the query may attend
+
+
+def inside_head(scaled_scores: np.ndarray, d_k: int, causal: bool) -> HeadSteps:
+    """The steps of scaled dot-product attention for one head, from its scaled scores (Tq, Tk)."""
     raw = scaled_scores * math.sqrt(d_k)
     Tq, Tk = scaled_scores.shape
     mask = np.tril(np.ones((Tq, Tk), dtype=bool), Tk - Tq) if causal else np.ones((Tq, Tk), dtype=bool)
     # With the KV cache, future decoder scores are never computed: they stay blank in every panel.
     shown = (lambda a: np.where(mask, a, np.nan)) if causal else (lambda a: a)
-    return dict(raw=shown(raw), scaled=shown(scaled_scores), masked=np.where(mask, scaled_scores, np.nan),
-                softmax=softmax(np.where(mask, scaled_scores, -np.inf)),
-                softmax_unscaled=softmax(np.where(mask, raw, -np.inf)), mask=mask)
-
-
-def sinusoidal_matrix(max_len: int, d_model: int) -> np.ndarray:
-    """The paper's positional encoding, in numpy (same formula as model.sinusoidal_encoding)."""
-    pos = np.arange(max_len)[:, None]
-    div = np.power(10000.0, np.arange(0, d_model, 2) / d_model)
-    pe = np.zeros((max_len, d_model))
-    pe[:, 0::2] = np.sin(pos / div)
-    pe[:, 1::2] = np.cos(pos / div[: d_model // 2])
-    return pe
+    return HeadSteps(raw=shown(raw), scaled=shown(scaled_scores), masked=np.where(mask, scaled_scores, np.nan),
+                     softmax=softmax(np.where(mask, scaled_scores, -np.inf)),
+                     softmax_unscaled=softmax(np.where(mask, raw, -np.inf)), mask=mask)

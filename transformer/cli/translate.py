@@ -1,4 +1,4 @@
-"""Translate English to French: ``python -m transformer.translate "An English sentence."``
+"""Translate English to French: ``python -m transformer.cli.translate "An English sentence."``
 
 With no sentence argument, reads English sentences from stdin (one per line) and prints
 one translation per line, in order, translated in length-sorted batches.
@@ -8,12 +8,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .checkpoint import CheckpointError
-from .translator import Translator
+from ..io.checkpoint import CheckpointError
+from ..translator import Translator
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m transformer.translate", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m transformer.cli.translate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sentence", nargs="*", help="English text (default: read lines from stdin)")
     p.add_argument("--checkpoint", default=None, help="checkpoint folder (default: the bundled model)")
@@ -30,7 +30,7 @@ def main(argv=None) -> int:
         if args.pieces:
             trace = tr.trace(text)
             print("source pieces:", " ".join(trace.src_pieces))
-            print("target pieces:", " ".join(trace.tgt_out_pieces))
+            print("target pieces:", " ".join(trace.tgt_pieces))
             print(trace.translation)
         else:
             print(tr.translate([text])[0])

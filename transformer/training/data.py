@@ -13,9 +13,9 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
-from .config import BOS_ID, EOS_ID, PAD_ID
+from ..config import BOS_ID, EOS_ID, PAD_ID
 
-SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def _open(path: Path):

@@ -1,7 +1,8 @@
 """A joint English+French SentencePiece vocabulary, wrapped for ids, pieces and text.
 
-Special ids are fixed for every model this project trains:
+Special ids are fixed for every model this project trains (config.py); their pieces are named here:
     0 = <pad>   1 = <unk>   2 = <s> (BOS, starts the decoder input)   3 = </s> (EOS)
+SentencePiece marks the start of a word with "▁"; ``detokenize`` turns pieces back into text.
 """
 from __future__ import annotations
 
@@ -13,7 +14,15 @@ from typing import Iterable, Sequence
 
 import sentencepiece as spm
 
-from .config import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from ..config import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+
+PAD_PIECE, UNK_PIECE, BOS_PIECE, EOS_PIECE = "<pad>", "<unk>", "<s>", "</s>"
+WORD_MARKER = "▁"   # SentencePiece's "a word starts here"
+
+
+def detokenize(pieces: Iterable[str]) -> str:
+    """Pieces to text, without <pad>, <s> and </s>: what a prefix of a translation reads as."""
+    return "".join(p for p in pieces if p not in (PAD_PIECE, BOS_PIECE, EOS_PIECE)).replace(WORD_MARKER, " ").strip()
 
 
 class Tokenizer:
@@ -67,7 +76,7 @@ def train_tokenizer(
             model_type=model_type,
             character_coverage=1.0,
             pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
-            pad_piece="<pad>", unk_piece="<unk>", bos_piece="<s>", eos_piece="</s>",
+            pad_piece=PAD_PIECE, unk_piece=UNK_PIECE, bos_piece=BOS_PIECE, eos_piece=EOS_PIECE,
             input_sentence_size=max_sentences,
             shuffle_input_sentence=True,
             num_threads=os.cpu_count() or 1,

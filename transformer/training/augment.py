@@ -127,15 +127,45 @@ class Person:
     gender: str
 
 
+ONSETS = ["b", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "y", "z",
+          "br", "ch", "dr", "gr", "kh", "kr", "pr", "sh", "st", "th", "tr", "zh", "ng", ""]
+VOWELS = ["a", "e", "i", "o", "u", "a", "e", "i", "o", "ai", "ei", "ou", "ia", "io", "ue"]
+CODAS = ["", "", "", "n", "r", "l", "s", "m", "k", "t", "sh", "nd", "rt"]
+
+
+# Names often begin like an English word ("Tendai", "Eskil", "Winona"); mixing such starts into invented
+# names teaches the model to copy a capitalised name instead of translating the word inside it.
+WORD_STARTS = ["ten", "sun", "bed", "rock", "star", "land", "wood", "hill", "red", "fox", "can", "man", "top",
+               "win", "for", "and", "ask", "bell", "cold", "dog", "fish", "gold", "green", "king", "moon", "rose",
+               "snow", "stone", "sea", "sky", "war", "well", "west", "white", "black", "brown", "new", "old",
+               "long", "short", "day", "night", "eat", "go", "run", "sit", "see", "car", "cat", "pen", "tea"]
+
+
+def invented_name(rng: random.Random) -> str:
+    """A pronounceable name that is in no list (e.g. 'Tirakun', 'Brelomi', 'Sunkaro'): the tokenizer cuts
+    it into several pieces, so the model must learn to copy pieces, not to map known names to themselves."""
+    n = rng.choice([2, 2, 3, 3, 4])
+    start = rng.choice(WORD_STARTS) if rng.random() < 0.35 else ""
+    n = n - 1 if start else n
+    word = start + "".join(rng.choice(ONSETS) + rng.choice(VOWELS) + (rng.choice(CODAS) if i == n - 1 or rng.random() < 0.2
+                                                              else "") for i in range(n))
+    return word[:1].upper() + word[1:]
+
+
 def random_person(rng: random.Random, held_out: bool = False, titled_share: float = 0.25,
-                  gender: str | None = None) -> Person:
-    """Someone from the name lists; `gender` ('m'/'f') keeps the sentence's pronouns right."""
+                  gender: str | None = None, invented_share: float = 0.6) -> Person:
+    """Someone from the name lists, or with an invented name (`invented_share` of the time, never for
+    held-out tests); `gender` ('m'/'f') keeps the sentence's pronouns right."""
     firsts = HELD_OUT_FIRST_NAMES if held_out else FIRST_NAMES
     if gender is not None:
         firsts = [x for x in firsts if x[1] == gender]
     lasts = HELD_OUT_SURNAMES if held_out else SURNAMES
     first, gender = rng.choice(firsts)
     last = rng.choice(lasts)
+    if not held_out and rng.random() < invented_share:
+        first = invented_name(rng)
+    if not held_out and rng.random() < invented_share:
+        last = invented_name(rng)
     r = rng.random()
     if r < titled_share:
         en_t, fr_t, article = rng.choice(TITLES)
@@ -388,7 +418,7 @@ def concatenate(pairs: Sequence[Pair], n: int, rng: random.Random) -> list[Pair]
 class AugmentConfig:
     """How many extra pairs of each kind (name copies per pair, numbers copies per pair, counts)."""
 
-    name_copies: int = 2
+    name_copies: int = 4
     number_copies: int = 3
     templates: int = 40_000
     concatenations: int = 25_000

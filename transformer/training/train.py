@@ -1,4 +1,4 @@
-"""Train the Transformer: ``python -m transformer.train [options]`` (see --help).
+"""Train the Transformer: ``python -m transformer.cli.train [options]`` (see --help).
 
 Trains the SentencePiece tokenizer first if the output folder has none, then the model:
 length-bucketed batches by token count, label smoothing, Adam with warmup, gradient
@@ -33,14 +33,15 @@ from safetensors.torch import load_file
 from tqdm import tqdm
 
 from .augment import AugmentConfig, augment
-from .checkpoint import PIECE_COUNTS_FILE, REPLAY_FILE, TOKENIZER_FILE, load_checkpoint, save_checkpoint
-from .config import PAD_ID, ModelConfig
+from ..config import MAX_SOURCE_PIECES, PAD_ID, ModelConfig
 from .data import SHARED_DATA, ParallelData, parse_spec, read_corpus
-from .decoding import trace_greedy
-from .model import Transformer
-from .replay import EXAMPLES, Replay, ReplayPoint, ReplayRecord, load_replay, replay_steps, save_replay
-from .tokenizer import Tokenizer, train_tokenizer
-from .translator import translate_batch
+from ..io.checkpoint import PIECE_COUNTS_FILE, REPLAY_FILE, TOKENIZER_FILE, load_checkpoint, save_checkpoint
+from ..io.tokenizer import Tokenizer, train_tokenizer
+from ..model.decoding import trace_greedy
+from ..model.transformer import Transformer
+from ..trace import Source
+from ..replay import EXAMPLES, KINDS, Replay, ReplayPoint, ReplayRecord, load_replay, replay_steps, save_replay
+from ..translator import translate_batch
 
 DEFAULT_TRAIN = [str(SHARED_DATA / "tatoeba-eng-fra" / "train.tsv.gz"), str(SHARED_DATA / "multi30k" / "train")]
 DEFAULT_DEV = [str(SHARED_DATA / "tatoeba-eng-fra" / "dev.tsv.gz"), str(SHARED_DATA / "multi30k" / "val")]
@@ -52,7 +53,7 @@ LOG_EVERY = 100          # steps between training-loss rows in log.csv
 
 # --- command line ----------------------------------------------------------------------------------
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m transformer.train", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m transformer.cli.train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     d = p.add_argument_group("data")
     d.add_argument("--train", nargs="+", default=DEFAULT_TRAIN,
@@ -413,16 +414,14 @@ def record_replay(model, tok: Tokenizer, device, step: int, tokens: int, train_l
     model.eval()
     point = ReplayPoint(step, tokens, round(train_loss, 4))
     for en, fr in EXAMPLES:
-        src_ids = tok.encode(en)[:126] + [model.cfg.eos_id]
-        raw = trace_greedy(model, src_ids, tok.pieces, max_new_tokens=2 * len(src_ids) + 10, top_k=1)
+        src_ids = tok.encode(en)[: MAX_SOURCE_PIECES - 1] + [model.cfg.eos_id]
+        trace = trace_greedy(model, tok, Source(en, src_ids, tok.pieces(src_ids)), top_k=1)
         ref = torch.tensor([[model.cfg.bos_id] + tok.encode(fr) + [model.cfg.eos_id]], device=device)
         logits = model(torch.tensor([src_ids], device=device), ref[:, :-1]).logits.float()
-        out_pieces = tok.pieces(raw["tgt_ids"])
         point.records.append(ReplayRecord(
-            translation=tok.decode(raw["tgt_ids"]), src_pieces=tok.pieces(src_ids),
-            tgt_in_pieces=["<s>"] + out_pieces[:-1], tgt_out_pieces=out_pieces,
-            reference_loss=round(F.cross_entropy(logits[0], ref[0, 1:]).item(), 4),
-            maps={"encoder": raw["encoder_attn"], "decoder": raw["decoder_self_attn"], "cross": raw["cross_attn"]}))
+            translation=trace.translation, src_pieces=trace.src_pieces, tgt_in_pieces=trace.tgt_in_pieces,
+            tgt_out_pieces=trace.tgt_pieces, reference_loss=round(F.cross_entropy(logits[0], ref[0, 1:]).item(), 4),
+            maps={kind: trace.attention(kind).probs for kind in KINDS}))
     model.train(was_training)
     return point
 

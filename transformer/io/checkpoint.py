@@ -13,8 +13,8 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from .config import ModelConfig
-from .model import Transformer
+from ..config import ModelConfig
+from ..model.transformer import Transformer
 from .tokenizer import Tokenizer
 
 CONFIG_FILE = "config.json"
@@ -23,9 +23,9 @@ TOKENIZER_FILE = "tokenizer.model"
 PIECE_COUNTS_FILE = "piece_counts.json"   # optional: training counts per piece (written by train)
 REPLAY_FILE = "replay.npz"                # optional: attention of fixed examples during training
 OPTIONAL_FILES = (PIECE_COUNTS_FILE, REPLAY_FILE, "log.csv", "loss_curve.png")
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CHECKPOINT = REPO_ROOT / "checkpoints" / "en-fr-base"
-HINT = ("Pass --checkpoint with a folder made by `python -m transformer.train` "
+HINT = ("Pass --checkpoint with a folder made by `python -m transformer.cli.train` "
         "(it holds config.json, model.safetensors and tokenizer.model), or restore the bundled "
         "one with `git checkout -- checkpoints/`.")
 

@@ -1,0 +1,72 @@
+"""The trace written by traced decoding holds what the model computes: checked against one
+teacher-forced forward pass of the same tokens."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from transformer.config import ModelConfig
+from transformer.io.tokenizer import BOS_PIECE, EOS_PIECE
+from transformer.model.decoding import trace_greedy
+from transformer.model.optimize import optimize_for_inference
+from transformer.model.transformer import Transformer
+from transformer.trace import KINDS, Source
+
+
+@pytest.fixture(scope="module")
+def model_and_trace(tokenizer):
+    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
+                      d_ff=64, dropout=0.0, max_len=64)
+    torch.manual_seed(0)
+    model = optimize_for_inference(Transformer(cfg))
+    ids = tokenizer.encode("I have seven apples.") + [cfg.eos_id]
+    trace = trace_greedy(model, tokenizer, Source("I have seven apples.", ids, tokenizer.pieces(ids)),
+                         max_new_tokens=9, top_k=5)
+    return model, trace
+
+
+def test_trace_matches_a_teacher_forced_forward_pass(model_and_trace):
+    model, trace = model_and_trace
+    cfg = model.cfg
+    src = torch.tensor([trace.source.ids])
+    tgt_in = torch.tensor([[cfg.bos_id] + trace.tgt_ids[:-1]])
+    with torch.inference_mode():
+        out = model(src, tgt_in, output_attentions=True)
+    stack = lambda ws, attr: torch.stack([getattr(w, attr)[0] for w in ws]).numpy()
+    T = len(trace.steps)
+    future = np.triu(np.ones((T, T), dtype=bool), 1)
+    close = dict(atol=1e-5, rtol=1e-4)
+    np.testing.assert_allclose(trace.encoder.probs, stack(out.encoder_attentions, "probs"), **close)
+    np.testing.assert_allclose(trace.encoder.scores, stack(out.encoder_attentions, "scores"), **close)
+    np.testing.assert_allclose(trace.decoder.probs, stack(out.decoder_self_attentions, "probs"), **close)
+    dec_scores = stack(out.decoder_self_attentions, "scores")
+    np.testing.assert_allclose(trace.decoder.scores[..., ~future], dec_scores[..., ~future], **close)
+    assert np.isnan(trace.decoder.scores[..., future]).all()           # the future was never computed
+    np.testing.assert_allclose(trace.cross.probs, stack(out.cross_attentions, "probs"), **close)
+    np.testing.assert_allclose(trace.cross.scores, stack(out.cross_attentions, "scores"), **close)
+    probs = torch.softmax(out.logits[0].float(), -1)
+    for t, step in enumerate(trace.steps):
+        top_p, top_i = probs[t].topk(5)
+        assert step.topk_ids == top_i.tolist() and step.token_id == int(probs[t].argmax())
+        np.testing.assert_allclose(step.topk_probs, top_p.numpy(), **close)
+
+
+def test_trace_pieces_steps_and_axes_agree(model_and_trace, tokenizer):
+    model, trace = model_and_trace
+    T, S = len(trace.steps), len(trace.source.ids)
+    assert trace.tgt_pieces == tokenizer.pieces(trace.tgt_ids) == [s.piece for s in trace.steps]
+    assert trace.tgt_in_pieces == [BOS_PIECE] + trace.tgt_pieces[:-1]
+    for t, step in enumerate(trace.steps):
+        assert step.index == t and step.prefix == trace.tgt_in_pieces[: t + 1]
+    assert trace.finished == (trace.tgt_pieces[-1:] == [EOS_PIECE]) and trace.stop in ("end", "length")
+    assert trace.translation == tokenizer.decode(trace.tgt_ids)
+    shapes = {"encoder": (S, S), "decoder": (T, T), "cross": (T, S)}
+    for kind in KINDS:
+        maps = trace.attention(kind)
+        assert maps.kind == kind and maps.probs.shape == (2, 4, *shapes[kind]) == maps.scores.shape
+        assert (len(maps.queries), len(maps.keys)) == shapes[kind]
+    assert trace.decoder.future is not None and trace.encoder.future is None
+    with pytest.raises(ValueError):
+        trace.attention("sideways")
+

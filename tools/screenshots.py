@@ -1,0 +1,87 @@
+"""Write the README's screenshots into assets/: ``python3 tools/screenshots.py [--out assets]``.
+
+Starts app.py on 127.0.0.1 (bench/apprunner.py), drives Debian's Chromium through playwright
+(never a downloaded browser), translates the example sentence, steps to step 3 and saves
+``screenshot.png``, then opens the other views and saves ``screenshot-explorer.png``.
+The browser test (tests/test_browser.py) takes the same steps and writes its screenshots to a
+temporary folder, so running the tests never changes the tracked images.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
+         "--no-first-run", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1440, "height": 1650}
+SENTENCE = "The cat is sleeping on the sofa."
+WAIT_MS = 90_000
+
+
+def plots_in(page, elem_id):
+    return page.locator(f"#{elem_id} .js-plotly-plot")
+
+
+def translate_and_step(page, url: str, sentence: str = SENTENCE) -> str:
+    """Open the app, translate with Enter, wait for the step view, then go to step 3 with the Next
+    button and the → key. Returns the French."""
+    page.goto(url)
+    box = page.locator("#src-text textarea")
+    box.wait_for(timeout=WAIT_MS)
+    box.fill(sentence)
+    box.press("Enter")
+    page.wait_for_function("() => document.querySelector('#fr-text textarea') && "
+                           "document.querySelector('#fr-text textarea').value.length > 0", timeout=60_000)
+    plots_in(page, "topk-plot").wait_for(timeout=WAIT_MS)
+    plots_in(page, "cross-step-plot").wait_for(timeout=WAIT_MS)
+    page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=WAIT_MS)
+    page.click("#next-step")
+    page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
+    page.locator("body").press("ArrowRight")
+    page.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=WAIT_MS)
+    return page.locator("#fr-text textarea").input_value()
+
+
+def open_other_views(page) -> None:
+    """The attention explorer, the positional encoding and inside one head, each drawn; ends on the last."""
+    page.get_by_role("tab", name="Attention explorer").click()
+    plots_in(page, "explorer-plot").wait_for(timeout=WAIT_MS)
+    plots_in(page, "grid-plot").wait_for(timeout=WAIT_MS)
+    page.get_by_role("tab", name="Positional encoding").click()
+    plots_in(page, "pe-heatmap").wait_for(timeout=WAIT_MS)
+    page.get_by_role("tab", name="Inside one head").click()
+    plots_in(page, "inside-plot").wait_for(timeout=WAIT_MS)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default=str(ROOT / "assets"), help="folder for the PNG files (default: assets/)")
+    args = p.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from playwright.sync_api import sync_playwright
+
+    from bench.apprunner import start_app, stop_app
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    proc, url = start_app()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            page = browser.new_page(viewport=VIEWPORT)
+            translate_and_step(page, url)
+            page.screenshot(path=str(out / "screenshot.png"), full_page=False)
+            open_other_views(page)
+            page.screenshot(path=str(out / "screenshot-explorer.png"), full_page=False)
+            browser.close()
+    finally:
+        stop_app(proc)
+    print(f"wrote {out / 'screenshot.png'} and {out / 'screenshot-explorer.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Command lines: ``python -m transformer.cli.translate``, ``.evaluate``, ``.export``, ``.train``."""

@@ -1,0 +1,1 @@
+"""The model's files: the SentencePiece tokenizer and checkpoint folders."""

@@ -1,0 +1,1 @@
+"""The model: attention, layers, the Transformer, decoding, and the inference optimisation."""

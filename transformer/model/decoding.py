@@ -1,0 +1,152 @@
+"""Greedy decoding: batched (evaluation, the CLI, training) and traced step by step (the app).
+
+With the KV cache each step feeds only the newest piece to the decoder: self-attention
+keys/values are appended per step, cross-attention keys/values of the encoder memory are
+computed once. Without it, the whole prefix is recomputed every step (the reference).
+The traced decoding writes a ``TranslationTrace`` (``transformer/trace.py``): every step's
+candidates and every attention map, as numpy arrays, for the views to draw.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional, Protocol, Sequence
+
+import numpy as np
+import torch
+
+from ..config import TOP_K, max_output_pieces
+from ..trace import AttentionMaps, Source, Step, StopReason, TranslationTrace
+from .attention import AttentionWeights
+from .transformer import DecoderOutput, Transformer
+
+
+class Vocabulary(Protocol):
+    """What decoding needs from a tokenizer (io/tokenizer.py's Tokenizer has it)."""
+
+    def pieces(self, ids: Sequence[int]) -> list[str]: ...
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+
+def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int, device=None) -> torch.Tensor:
+    T = max(1, max((len(s) for s in seqs), default=1))
+    out = torch.full((len(seqs), T), pad_id, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        if len(s):
+            out[i, : len(s)] = torch.as_tensor(list(s), dtype=torch.long)
+    return out.to(device) if device is not None else out
+
+
+def output_limit(model: Transformer, src_len: int, max_new_tokens: Optional[int]) -> int:
+    """The caller's limit, or the output length rule (config.py); never past the positional encoding."""
+    max_len = model.cfg.max_len
+    return min(max_new_tokens if max_new_tokens is not None else max_output_pieces(src_len, max_len), max_len - 1)
+
+
+@torch.inference_mode()
+def greedy_decode(
+    model: Transformer,
+    src: torch.Tensor,                 # (B, S) source ids ending in EOS, right-padded
+    max_new_tokens: Optional[int] = None,
+    use_cache: bool = True,
+) -> list[list[int]]:
+    """Greedy search for a batch; returns the generated ids of each sentence (EOS excluded)."""
+    cfg = model.cfg
+    B, S = src.shape
+    enc = model.encode(src)
+    cache = model.new_cache(enc) if use_cache else None
+    ys = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)
+    done = torch.zeros(B, dtype=torch.bool, device=src.device)
+    for _ in range(output_limit(model, S, max_new_tokens)):
+        inp = ys[:, -1:] if use_cache else ys
+        logits = model.decode(inp, enc, cache=cache).logits[:, -1]          # (B, vocab)
+        nxt = logits.argmax(-1)
+        nxt = torch.where(done, torch.full_like(nxt, cfg.pad_id), nxt)
+        ys = torch.cat([ys, nxt[:, None]], dim=1)
+        done |= nxt == cfg.eos_id
+        if bool(done.all()):
+            break
+    out = []
+    for row in ys[:, 1:].tolist():
+        seq = []
+        for t in row:
+            if t in (cfg.eos_id, cfg.pad_id):
+                break
+            seq.append(t)
+        out.append(seq)
+    return out
+
+
+class DecoderAttentionRecorder:
+    """Collects the decoder's attention, one query row per step, into (layers, heads, T, keys) arrays.
+    Decoder self-attention rows are written into a (T, T) matrix whose future cells stay empty."""
+
+    def __init__(self, layers: int, heads: int, max_steps: int, src_len: int) -> None:
+        self.self_p = np.zeros((layers, heads, max_steps, max_steps), np.float32)
+        self.self_s = np.full((layers, heads, max_steps, max_steps), np.nan, np.float32)
+        self.cross_p = np.zeros((layers, heads, max_steps, src_len), np.float32)
+        self.cross_s = np.zeros((layers, heads, max_steps, src_len), np.float32)
+
+    def add(self, t: int, dec: DecoderOutput) -> None:
+        row = lambda x: x[0, :, 0].float().cpu().numpy()                  # (1, H, 1, keys) -> (H, keys)
+        for li, (sw, cw) in enumerate(zip(dec.self_attentions, dec.cross_attentions)):
+            self.self_p[li, :, t, : t + 1], self.self_s[li, :, t, : t + 1] = row(sw.probs), row(sw.scores)
+            self.cross_p[li, :, t], self.cross_s[li, :, t] = row(cw.probs), row(cw.scores)
+
+    def maps(self, T: int, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
+        decoder = AttentionMaps("decoder", self.self_p[:, :, :T, :T].copy(), self.self_s[:, :, :T, :T].copy(),
+                                tgt_in, tgt_in)
+        cross = AttentionMaps("cross", self.cross_p[:, :, :T].copy(), self.cross_s[:, :, :T].copy(), tgt_in,
+                              src_pieces)
+        return decoder, cross
+
+
+def encoder_maps(weights: list[AttentionWeights], src_pieces: list[str]) -> AttentionMaps:
+    stack = lambda attr: torch.stack([getattr(w, attr)[0] for w in weights]).float().cpu().numpy()
+    return AttentionMaps("encoder", stack("probs"), stack("scores"), src_pieces, src_pieces)
+
+
+@torch.inference_mode()
+def trace_greedy(
+    model: Transformer,
+    vocab: Vocabulary,
+    source: Source,                    # source.ids end in EOS
+    max_new_tokens: Optional[int] = None,
+    top_k: int = TOP_K,
+    deadline_s: Optional[float] = None,
+) -> TranslationTrace:
+    """Greedy decoding of one sentence, with the KV cache, recording every attention map and
+    the top-k candidates of every step. Stops at </s>, the output length limit or the deadline."""
+    t0 = time.perf_counter()
+    cfg = model.cfg
+    device = next(model.parameters()).device
+    src = torch.as_tensor([source.ids], dtype=torch.long, device=device)
+    n_max = output_limit(model, src.size(1), max_new_tokens)
+    enc = model.encode(src, output_attentions=True)
+    cache = model.new_cache(enc)
+    recorder = DecoderAttentionRecorder(cfg.n_decoder_layers, cfg.n_heads, n_max, src.size(1))
+    steps: list[Step] = []
+    prefix = vocab.pieces([cfg.bos_id])           # the decoder's input so far: <s> y1 ... y_t
+    stop: StopReason = "length"
+    t_start = time.perf_counter()
+    for t in range(n_max):
+        if deadline_s is not None and time.perf_counter() - t_start > deadline_s:
+            stop = "time"
+            break
+        token = cfg.bos_id if t == 0 else steps[-1].token_id
+        dec = model.decode(torch.tensor([[token]], device=device), enc, cache=cache, output_attentions=True)
+        recorder.add(t, dec)
+        probs = torch.softmax(dec.logits[0, -1].float(), dim=-1)
+        top_p, top_i = probs.topk(min(top_k, probs.numel()))
+        ids = top_i.tolist()
+        pieces = vocab.pieces(ids)
+        steps.append(Step(t, prefix, ids[0], pieces[0], float(top_p[0]), ids, pieces, top_p.tolist()))
+        if ids[0] == cfg.eos_id:
+            stop = "end"
+            break
+        prefix = prefix + pieces[:1]
+    tgt_ids = [s.token_id for s in steps]
+    decoder, cross = recorder.maps(len(steps), steps[-1].prefix if steps else [], source.pieces)
+    return TranslationTrace(
+        source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],
+        steps=steps, encoder=encoder_maps(enc.attentions, source.pieces), decoder=decoder, cross=cross,
+        d_head=cfg.d_head, stop=stop, deadline_s=deadline_s, device=str(device), seconds=time.perf_counter() - t0)

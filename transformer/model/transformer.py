@@ -1,0 +1,156 @@
+"""The Transformer encoder-decoder of "Attention Is All You Need" (Vaswani et al., 2017), figure 1.
+
+Post-norm layers (``layers.py``), sinusoidal positional encoding, embeddings scaled by
+sqrt(d_model), one vocabulary shared by source and target with the input embeddings tied to
+the output projection (section 3.4).
+
+Attention weights are returned only when asked (``output_attentions=True``), per layer and
+per head, in typed results; they are never stored on the modules.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..config import ModelConfig
+from .attention import AttentionWeights, KVCache
+from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
+
+
+@dataclass
+class EncoderOutput:
+    memory: torch.Tensor                                 # (B, S, d_model)
+    src_mask: Optional[torch.Tensor]                     # (B, 1, 1, S) True at real tokens; None: no padding
+    attentions: Optional[list[AttentionWeights]] = None  # per layer: (B, H, S, S)
+
+
+@dataclass
+class DecoderOutput:
+    logits: torch.Tensor                                       # (B, T, vocab)
+    self_attentions: Optional[list[AttentionWeights]] = None   # per layer: (B, H, T, T_total)
+    cross_attentions: Optional[list[AttentionWeights]] = None  # per layer: (B, H, T, S)
+
+
+@dataclass
+class Seq2SeqOutput:
+    logits: torch.Tensor
+    encoder_attentions: Optional[list[AttentionWeights]] = None
+    decoder_self_attentions: Optional[list[AttentionWeights]] = None
+    cross_attentions: Optional[list[AttentionWeights]] = None
+
+
+@dataclass
+class DecoderLayerCache:
+    """One decoder layer's state while decoding step by step (the KV cache)."""
+
+    memory_kv: KVCache                # cross-attention keys/values of the encoder memory: computed once
+    self_kv: Optional[KVCache] = None  # self-attention keys/values of the target so far: one more per step
+
+
+@dataclass
+class DecoderCache:
+    """The whole decoder's state while decoding step by step."""
+
+    layers: list[DecoderLayerCache]
+    length: int = 0   # target positions decoded so far
+
+
+def causal_mask(n_queries: int, n_keys: int, device=None) -> Optional[torch.Tensor]:
+    """(Tq, Tk) bool, True where a target position may look: itself and the positions before it.
+    The queries are the last Tq of the Tk positions. None for one new query, which may see them all."""
+    if n_queries == 1:
+        return None
+    return torch.ones(n_queries, n_keys, dtype=torch.bool, device=device).tril(n_keys - n_queries)
+
+
+class Transformer(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.embedding = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+        self.positional = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.dropout)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers))
+        self.emb_scale = math.sqrt(cfg.d_model)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for name, p in self.named_parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+        # Tied embedding: N(0, d^-1/2) so that embedding * sqrt(d) has unit scale.
+        nn.init.normal_(self.embedding.weight, mean=0.0, std=self.cfg.d_model ** -0.5)
+        with torch.no_grad():
+            self.embedding.weight[self.cfg.pad_id].zero_()
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    # --- pieces -------------------------------------------------------------------------
+    def embed(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """Embedding × √d_model + positional encoding (positions start at `start`): (B, T, d_model)."""
+        return self.positional(self.embedding(ids) * self.emb_scale, start)
+
+    def padding_mask(self, src: torch.Tensor) -> Optional[torch.Tensor]:
+        """True at real tokens, (B, 1, 1, S); None when nothing is padded (one sentence), which lets
+        attention skip the mask altogether."""
+        mask = src != self.cfg.pad_id
+        return None if bool(mask.all()) else mask[:, None, None, :]
+
+    def output_logits(self, x: torch.Tensor) -> torch.Tensor:
+        """Next-piece logits through the tied embedding: x Eᵀ, (B, T, vocab)."""
+        return F.linear(x, self.embedding.weight)
+
+    # --- encoder and decoder ----------------------------------------------------------------
+    def encode(self, src: torch.Tensor, output_attentions: bool = False) -> EncoderOutput:
+        src_mask = self.padding_mask(src)
+        x = self.embed(src)
+        attentions = [] if output_attentions else None
+        for layer in self.encoder_layers:
+            x, w = layer(x, src_mask, need_weights=output_attentions)
+            if output_attentions:
+                attentions.append(w)
+        return EncoderOutput(memory=x, src_mask=src_mask, attentions=attentions)
+
+    def new_cache(self, enc: EncoderOutput) -> DecoderCache:
+        """An empty KV cache; the cross-attention keys/values of the memory are projected once, here."""
+        return DecoderCache([DecoderLayerCache(layer.cross_attn.project_kv(enc.memory)) for layer in self.decoder_layers])
+
+    def decode(
+        self,
+        tgt: torch.Tensor,                     # (B, T) decoder input ids (<s> y1 y2 ...)
+        enc: EncoderOutput,
+        cache: Optional[DecoderCache] = None,  # given: tgt holds only the new position(s), the cache the rest
+        output_attentions: bool = False,
+    ) -> DecoderOutput:
+        start = cache.length if cache is not None else 0
+        x = self.embed(tgt, start)
+        tgt_mask = causal_mask(tgt.size(1), start + tgt.size(1), tgt.device)
+        self_ws = [] if output_attentions else None
+        cross_ws = [] if output_attentions else None
+        layer_caches = cache.layers if cache is not None else [None] * len(self.decoder_layers)
+        for layer, lc in zip(self.decoder_layers, layer_caches):
+            past_kv, memory_kv = (lc.self_kv, lc.memory_kv) if lc is not None else (None, None)
+            out = layer(x, enc.memory, enc.src_mask, tgt_mask, past_kv, memory_kv, need_weights=output_attentions)
+            x = out.x
+            if lc is not None:
+                lc.self_kv = out.self_kv
+            if output_attentions:
+                self_ws.append(out.self_attention)
+                cross_ws.append(out.cross_attention)
+        if cache is not None:
+            cache.length += tgt.size(1)
+        return DecoderOutput(self.output_logits(x), self_ws, cross_ws)
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor, output_attentions: bool = False) -> Seq2SeqOutput:
+        """Teacher forcing (training): every target position at once, each seeing only earlier ones."""
+        enc = self.encode(src, output_attentions)
+        dec = self.decode(tgt, enc, output_attentions=output_attentions)
+        return Seq2SeqOutput(dec.logits, enc.attentions, dec.self_attentions, dec.cross_attentions)

@@ -1,0 +1,130 @@
+"""The trace of one translation: what the model did, step by step, with every attention map.
+
+It is the contract between the model and the pictures. The decoding code writes it
+(``model/decoding.py: trace_greedy``), the views, plots and report read it (``viz/``), and
+neither side imports the other: this module needs only numpy (no torch, no gradio), so a
+trace can be kept per user in the app and redrawn without running the model again.
+
+Attention arrays are (layers, heads, queries, keys), float32. Decoder queries are the decoder
+input positions <s> y1 ... y_{n-1}: step i's query produced output piece y_i. Cells the model
+never computed (a decoder position's future) hold probability 0 and score NaN.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Optional
+
+import numpy as np
+
+AttentionKind = Literal["encoder", "decoder", "cross"]
+KINDS: tuple[AttentionKind, ...] = ("encoder", "decoder", "cross")
+StopReason = Literal["end", "length", "time"]   # </s> produced, output length limit, time limit
+
+
+@dataclass(frozen=True)
+class Source:
+    """The input as the model reads it: cleaned text, cut to the limits, and its pieces."""
+
+    text: str
+    ids: list[int]                    # ending in </s>
+    pieces: list[str]
+    truncated: bool = False           # cut to the model's limit in pieces
+    notes: tuple[str, ...] = ()       # what the user should be told about the input
+
+
+@dataclass(frozen=True)
+class Step:
+    """One greedy decoding step: the decoder input so far, what came out, and what was considered."""
+
+    index: int                        # 0-based
+    prefix: list[str]                 # decoder input at this step: <s> y1 ... y_index
+    token_id: int                     # the chosen (most probable) piece
+    piece: str
+    prob: float
+    topk_ids: list[int]               # the top-k candidates, most probable first (the chosen one first)
+    topk_pieces: list[str]
+    topk_probs: list[float]
+
+
+@dataclass(frozen=True)
+class AttentionMaps:
+    """One kind of attention in every layer and head, with the pieces on both axes."""
+
+    kind: AttentionKind
+    probs: np.ndarray                 # (layers, heads, queries, keys): softmax(QKᵀ/√d_k), masked = 0
+    scores: np.ndarray                # same shape: QKᵀ/√d_k before masking (NaN where never computed)
+    queries: list[str]                # the piece at each query position
+    keys: list[str]                   # the piece at each key position
+
+    @property
+    def layers(self) -> int:
+        return self.probs.shape[0]
+
+    @property
+    def heads(self) -> int:
+        return self.probs.shape[1]
+
+    @property
+    def causal(self) -> bool:
+        """Decoder self-attention: a position sees only itself and earlier positions."""
+        return self.kind == "decoder"
+
+    @property
+    def future(self) -> Optional[np.ndarray]:
+        """(queries, keys) bool, True at the cells a causal query may not see; None for other kinds."""
+        if not self.causal:
+            return None
+        return ~np.tril(np.ones((len(self.queries), len(self.keys)), dtype=bool))
+
+
+@dataclass(frozen=True)
+class TranslationTrace:
+    """Everything the app draws, as numpy arrays and lists: no model is needed to redraw."""
+
+    source: Source
+    translation: str
+    tgt_ids: list[int]                # y1 ... y_n (y_n is </s> when decoding stopped there)
+    tgt_pieces: list[str]
+    steps: list[Step]
+    encoder: AttentionMaps            # queries and keys: source pieces
+    decoder: AttentionMaps            # queries and keys: decoder inputs <s> y1 ... y_{n-1}
+    cross: AttentionMaps              # queries: decoder inputs; keys: source pieces
+    d_head: int                       # d_k, for the "inside one head" view
+    stop: StopReason
+    deadline_s: Optional[float] = None
+    device: str = "cpu"
+    seconds: float = 0.0              # decoding time, encoder included
+
+    def attention(self, kind: AttentionKind) -> AttentionMaps:
+        if kind not in KINDS:
+            raise ValueError(f"unknown attention kind {kind!r}")
+        return getattr(self, kind)
+
+    @property
+    def src_pieces(self) -> list[str]:
+        return self.source.pieces
+
+    @property
+    def tgt_in_pieces(self) -> list[str]:
+        """The decoder's inputs: <s> y1 ... y_{n-1}."""
+        return self.steps[-1].prefix if self.steps else []
+
+    @property
+    def finished(self) -> bool:
+        return self.stop == "end"
+
+    @property
+    def timed_out(self) -> bool:
+        return self.stop == "time"
+
+    @property
+    def notes(self) -> list[str]:
+        """What the user should be told: about the input, then about where decoding stopped."""
+        notes = list(self.source.notes)
+        if self.stop == "time":
+            notes.append(f"Decoding stopped at the time limit of {self.deadline_s:.0f} s.")
+        elif self.stop == "length":
+            notes.append("Decoding stopped at the output length limit before the end-of-sentence token. The model "
+                         "learned from single sentences: a long paragraph can make it repeat itself; try one "
+                         "sentence at a time.")
+        return notes

@@ -1,0 +1,220 @@
+"""From a TranslationTrace to what the app shows: figures and escaped HTML. No torch, no gradio.
+
+Every function here redraws from the trace alone (no model run), so moving a slider is cheap.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..config import PE_DEFAULT_DIMS, PE_MIN_POSITIONS
+from ..io.tokenizer import detokenize
+from ..positional import sinusoidal_encoding
+from ..trace import AttentionKind, AttentionMaps, TranslationTrace
+from . import analysis, plots
+
+KIND_TITLES = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder masked self-attention",
+    "cross": "Cross-attention (decoder → source)",
+}
+AXIS_TITLES = {   # (query axis, key axis)
+    "encoder": ("source piece (query)", "source piece (key)"),
+    "decoder": ("decoder input (query)", "decoder input (key; blank = future, masked)"),
+    "cross": ("target step (→ token it produced)", "source piece"),
+}
+
+
+@dataclass
+class Look:
+    dark: bool = False
+    large: bool = False            # presenter mode: larger type everywhere
+    colorscale: str = plots.DEFAULT_SCALE
+
+    @property
+    def font(self) -> int:
+        return 19 if self.large else 14
+
+
+def query_labels(trace: TranslationTrace, maps: AttentionMaps) -> list[str]:
+    """Row labels: the query pieces; for cross-attention, the piece each step produced ("→ chat")."""
+    return [f"→ {p}" for p in trace.tgt_pieces] if maps.kind == "cross" else maps.queries
+
+
+def clamp(value, lo: int, hi: int) -> int:
+    return int(min(max(lo, int(value)), hi))
+
+
+def head_choice(head: str | int | None) -> Optional[int]:
+    """'mean' -> None, '3' -> 2 (0-based)."""
+    if head is None or str(head).lower().startswith("mean"):
+        return None
+    return int(head) - 1
+
+
+def n_steps(trace: Optional[TranslationTrace]) -> int:
+    return len(trace.steps) if trace is not None else 0
+
+
+def chips(pieces, cls: str) -> str:
+    """Pieces as HTML chips (escaped: markup in the input is shown as text)."""
+    return "".join(f'<span class="piece {cls}">{html.escape(p)}</span>' for p in pieces)
+
+
+def pieces_html(trace: TranslationTrace) -> str:
+    """Source and target pieces as chips, and the notes for the user."""
+    notes = "".join(f'<div class="note">{html.escape(n)}</div>' for n in trace.notes)
+    return (f'<div class="pieces"><div><b>Source pieces</b> ({len(trace.src_pieces)}): {chips(trace.src_pieces, "src")}</div>'
+            f'<div><b>Target pieces</b> ({len(trace.tgt_pieces)}): {chips(trace.tgt_pieces, "tgt")}</div>{notes}</div>')
+
+
+def run_info(trace: TranslationTrace) -> str:
+    where = "GPU" if trace.device.startswith("cuda") else "CPU"
+    msg = f"{where} ({trace.device}) · {trace.seconds * 1000:.0f} ms · {len(trace.steps)} decoding steps"
+    if trace.timed_out:
+        msg += " · stopped at the time limit"
+    elif not trace.finished:
+        msg += " · stopped at the output length limit"
+    return msg
+
+
+def step_info_html(trace: TranslationTrace, step: int) -> str:
+    """Step `step` (1-based): the decoder input so far, the chosen piece, the French so far."""
+    s = trace.steps[step - 1]
+    bos, *prefix = s.prefix
+    prefix_html = chips(prefix, "tgt") or "<i>(nothing yet)</i>"
+    return (f'<div class="stepinfo"><div><b>Step {step} of {n_steps(trace)}</b> · decoder input so far: '
+            f'<span class="piece">{html.escape(bos)}</span>{prefix_html}</div>'
+            f'<div>chosen token: <span class="piece chosen">{html.escape(s.piece)}</span> with p = {s.prob:.1%}</div>'
+            f'<div>French so far: <b>{html.escape(detokenize(trace.tgt_pieces[:step]))}</b></div></div>')
+
+
+def step_view(trace: TranslationTrace, step: int, layer: int, head, look: Look):
+    """Step `step` (1-based): info HTML, top-k bar figure, cross-attention bar figure."""
+    step = clamp(step, 1, n_steps(trace))
+    s = trace.steps[step - 1]
+    topk = plots.topk_bar(s.topk_pieces, s.topk_probs, 0, f"Top-{len(s.topk_pieces)} next pieces, step {step}",
+                          look.dark, look.font)
+    h = head_choice(head)
+    layer = clamp(layer, 1, trace.cross.layers)
+    w = trace.cross.probs[layer - 1, :, step - 1]
+    w = w.mean(0) if h is None else w[h]
+    who = "mean over heads" if h is None else f"head {h + 1}"
+    cross = plots.source_attention_bar(trace.src_pieces, w, f"Step {step}: layer {layer}, {who}",
+                                       look.dark, look.font)
+    return step_info_html(trace, step), topk, cross
+
+
+def explorer_figure(trace: TranslationTrace, kind: AttentionKind, layer: int, head, mode: str, shared: bool,
+                    look: Look):
+    """The large map: one head, the mean over heads, or the rollout up to `layer`."""
+    maps = trace.attention(kind)
+    layer = clamp(layer, 1, maps.layers)
+    h = head_choice(head)
+    if mode == "rollout":
+        if kind == "cross":
+            z = analysis.cross_rollout(maps.probs, trace.encoder.probs)[layer - 1]
+            title = f"{KIND_TITLES[kind]}: rollout through the encoder, decoder layer {layer}"
+        else:
+            z = analysis.attention_rollout(maps.probs)[layer - 1]
+            title = f"{KIND_TITLES[kind]}: attention rollout, layers 1–{layer}"
+        zmax = None
+    else:
+        if h is None or mode == "mean":
+            z = maps.probs[layer - 1].mean(0)
+            title = f"{KIND_TITLES[kind]}: layer {layer}, mean over heads"
+        else:
+            z = maps.probs[layer - 1, h]
+            title = f"{KIND_TITLES[kind]}: layer {layer}, head {h + 1}"
+        zmax = float(maps.probs[layer - 1].max()) if shared else None
+    ytitle, xtitle = AXIS_TITLES[kind]
+    return plots.attention_heatmap(z, query_labels(trace, maps), maps.keys, title, maps.future, zmax, look.colorscale,
+                                   look.dark, look.font, xaxis_title=xtitle, yaxis_title=ytitle)
+
+
+def grid_figure(trace: TranslationTrace, kind: AttentionKind, shared: bool, look: Look):
+    maps = trace.attention(kind)
+    scale = "one colour scale for all heads" if shared else "each head scaled to its own maximum"
+    return plots.attention_grid(maps.probs, query_labels(trace, maps), maps.keys,
+                                f"{KIND_TITLES[kind]}: every layer × head ({scale})", maps.future, shared,
+                                look.colorscale, look.dark, max(11, look.font - 2))
+
+
+def summary_view(trace: TranslationTrace, kind: AttentionKind, look: Look):
+    maps = trace.attention(kind)
+    rows = analysis.head_summary(maps.probs, kind)
+    L, H = maps.layers, maps.heads
+    ent = np.array([[r.entropy for r in rows[l * H:(l + 1) * H]] for l in range(L)])
+    labels = [[rows[l * H + h].label for h in range(H)] for l in range(L)]
+    fig = plots.summary_heatmap(ent, labels, f"{KIND_TITLES[kind]}: entropy (0 = focused, 1 = uniform) and pattern",
+                                "entropy", "Cividis", look.dark, look.font)
+    table = [[r.layer, r.head, r.entropy, r.label, r.pattern, r.pattern_score] for r in rows]
+    return fig, table
+
+
+def parse_dims(dims) -> list[int]:
+    """The dimensions picked for the curves (strings from the app), or the default ones."""
+    return [int(d) for d in dims if str(d).strip().lstrip("-").isdigit()] or list(PE_DEFAULT_DIMS)
+
+
+def positional_views(trace: Optional[TranslationTrace], d_model: int, dims, look: Look,
+                     max_pos: int = PE_MIN_POSITIONS):
+    n = len(trace.src_pieces) if trace is not None else 0
+    pe = sinusoidal_encoding(max(max_pos, n + 4), d_model)
+    return (plots.positional_heatmap(pe, n, dark=look.dark, font_size=look.font),
+            plots.positional_curves(pe, parse_dims(dims), n, look.dark, look.font),
+            plots.positional_similarity(pe, n, look.dark, look.font))
+
+
+def entropy(p: np.ndarray) -> float:
+    """Entropy in nats of one row of attention weights."""
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum())
+
+
+def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, query: int, unscaled: bool,
+                look: Look):
+    maps = trace.attention(kind)
+    layer = clamp(layer, 1, maps.layers)
+    h = head_choice(head)
+    h = 0 if h is None else h
+    q, k = query_labels(trace, maps), maps.keys
+    steps = analysis.inside_head(maps.scores[layer - 1, h], trace.d_head, causal=maps.causal)
+    fig = plots.inside_head_figure(steps, q, k, trace.d_head, scaled=not unscaled,
+                                   title=f"Inside {KIND_TITLES[kind].lower()}, layer {layer}, head {h + 1} (d_k = {trace.d_head})",
+                                   dark=look.dark, font_size=max(11, look.font - 1))
+    qi = clamp(query, 1, len(q)) - 1
+    sm_s, sm_u = steps.softmax[qi], steps.softmax_unscaled[qi]
+    row = plots.softmax_temperature_figure(steps.scaled[qi], sm_u, sm_s, k,
+                                           f"Query {qi + 1} ({q[qi]}): scaling keeps the softmax from saturating",
+                                           look.dark, look.font)
+    text = (f"For this query the largest weight is {sm_s.max():.2f} with scaling and {sm_u.max():.2f} without; "
+            f"entropy {entropy(sm_s):.2f} vs {entropy(sm_u):.2f} nats. Dot products grow with √d_k, so without the "
+            f"division the softmax becomes nearly one-hot and its gradients vanish (paper, section 3.2.1).")
+    return fig, row, text
+
+
+def architecture_html(cfg, n_params: int) -> str:
+    """A diagram of the layers, drawn from the config (no image files)."""
+    def box(title, body, cls):
+        return f'<div class="arch-box {cls}"><div class="arch-title">{title}</div><div>{body}</div></div>'
+    enc = "".join(box(f"Encoder layer {i + 1}", "multi-head self-attention → add &amp; norm<br>feed-forward → add &amp; norm", "enc")
+                  for i in range(cfg.n_encoder_layers))
+    dec = "".join(box(f"Decoder layer {i + 1}", "masked self-attention → add &amp; norm<br>cross-attention → add &amp; norm"
+                      "<br>feed-forward → add &amp; norm", "dec") for i in range(cfg.n_decoder_layers))
+    return f"""<div class="arch">
+<div class="arch-col"><div class="arch-head">Encoder (English)</div>
+{box("Input embedding × √d_model", f"{cfg.vocab_size:,} pieces × {cfg.d_model}", "emb")}
+{box("+ positional encoding", "sinusoidal, fixed", "emb")}{enc}</div>
+<div class="arch-arrow">memory ⟶<br>(keys &amp; values of<br>every cross-attention)</div>
+<div class="arch-col"><div class="arch-head">Decoder (French)</div>
+{box("Output embedding × √d_model", "shared with the encoder, tied to the output layer", "emb")}
+{box("+ positional encoding", "sinusoidal, fixed", "emb")}{dec}
+{box("Linear (tied) → softmax", f"next-piece probabilities over {cfg.vocab_size:,} pieces", "out")}</div>
+</div>
+<p class="arch-sizes">d_model = {cfg.d_model} · heads h = {cfg.n_heads} (d_k = d_v = {cfg.d_head}) · d_ff = {cfg.d_ff} ·
+N = {cfg.n_encoder_layers} encoder + {cfg.n_decoder_layers} decoder layers · dropout {cfg.dropout} ·
+{n_params:,} parameters · post-norm, ReLU, greedy decoding with a KV cache</p>"""
