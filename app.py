@@ -25,10 +25,13 @@ from typing import Callable, Optional
 import gradio as gr
 
 from transformer.config import (APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY, APP_TORCH_THREADS,
-                                PE_DEFAULT_DIMS, PLAY_INTERVAL_S, TEXTBOX_MAX_CHARS, ModelConfig)
+                                PE_DEFAULT_DIMS, PLAY_INTERVAL_S, REPLAY_POINTS, TEXTBOX_MAX_CHARS, ModelConfig)
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from transformer.translator import Translator
-from transformer.viz import views
+from transformer.io.checkpoint import REPLAY_FILE
+from transformer.replay import Replay, load_replay
+from transformer.sentences import split_sentences
+from transformer.viz import learning, views
 from transformer.viz.plots import COLORSCALES, DEFAULT_SCALE, empty_figure
 from transformer.viz.report import build_report
 
@@ -51,6 +54,9 @@ CSS = """
  font-family:var(--font-mono);white-space:pre}
 .piece.src{background:rgba(230,159,0,.15)} .piece.tgt{background:rgba(86,180,233,.18)}
 .piece.chosen{background:rgba(230,159,0,.45);font-weight:bold}
+.piece.rare{border:2px dashed #d55e00} .piece.rare sup{color:#d55e00;font-weight:bold;margin-left:2px}
+.replay div{margin:4px 0} .replay-table td,.replay-table th{padding:2px 8px;text-align:left}
+.replay-table tr.current{font-weight:bold;background:rgba(230,159,0,.25)}
 .pieces div,.stepinfo div{margin:4px 0} .note{color:#b45309;font-weight:600}
 .arch{display:flex;gap:18px;align-items:center;flex-wrap:wrap}.arch-col{flex:1;min-width:260px}
 .arch-head{font-weight:700;font-size:1.1em;margin-bottom:6px}
@@ -118,6 +124,7 @@ class Page:
     cfg: ModelConfig
     trace: gr.State
     look: list           # Look, presenter mode, colour scale: every figure follows them
+    replay: Optional[Replay] = None   # the checkpoint's training replay (the same for every user)
 
     @property
     def head_choices(self) -> list[str]:
@@ -312,6 +319,35 @@ def build_inside_tab(page: Page) -> TabView:
     return tab
 
 
+def build_learning_tab(page: Page) -> TabView:
+    n = len(page.replay.points) if page.replay else 1
+    gr.Markdown("How the model learned: during training, 8 fixed sentences were translated at log-spaced steps. "
+                "Move through training and watch the translation, the loss and the attention take shape.")
+    with gr.Row():
+        example = gr.Dropdown(learning.example_choices(page.replay) if page.replay else [("(no replay)", 0)],
+                              value=0, label="Example sentence", scale=3)
+        point = gr.Slider(1, max(n, 2), value=n, step=1, label="Training checkpoint (early → late)", scale=3,
+                          elem_id="replay-slider")
+    with gr.Row():
+        kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind")
+        layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer")
+        head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head")
+    info = gr.HTML(elem_id="replay-info")
+    with gr.Row():
+        attn_plot = gr.Plot(label="Attention at this point of training", elem_id="replay-plot")
+        loss_plot = gr.Plot(label="Loss", elem_id="replay-loss")
+
+    @safe_view
+    def draw_learning(trace, example_v, point_v, kind_v, layer_v, head_v, look, large, scale):
+        return learning.learning_view(page.replay, int(example_v or 0), int(point_v), kind_v, int(layer_v), head_v,
+                                      look_of(look, large, scale))
+
+    tab = TabView(draw_learning, [example, point, kind, layer, head], [info, attn_plot, loss_plot])
+    kind.change(page.layer_range, kind, layer, api_visibility="undocumented", queue=False)
+    tab.redraw_on(page, [example, point, kind, layer, head], show_progress="hidden", trigger_mode="always_last")
+    return tab
+
+
 def build_about_tab(page: Page, n_params: int, checkpoint: Path) -> None:
     gr.HTML(views.architecture_html(page.cfg, n_params))
     gr.Markdown(model_card(checkpoint))
@@ -319,7 +355,7 @@ def build_about_tab(page: Page, n_params: int, checkpoint: Path) -> None:
 
 TABS = [("Step by step", "steps", build_steps_tab), ("Attention explorer", "explorer", build_explorer_tab),
         ("Head summary", "summary", build_summary_tab), ("Positional encoding", "positional", build_positional_tab),
-        ("Inside one head", "inside", build_inside_tab)]
+        ("Inside one head", "inside", build_inside_tab), ("How it learned", "learned", build_learning_tab)]
 
 
 # ---------------------------------------------------------------- the page around the tabs
@@ -387,6 +423,16 @@ def translate_callback(translator: Translator):
     return run_translate
 
 
+def sentence_choices(text):
+    """The picker of sentences, shown only when the text holds more than one."""
+    sentences = split_sentences(str(text or ""))
+    if len(sentences) < 2:
+        return gr.update(visible=False)
+    return gr.update(choices=sentences, value=None, visible=True,
+                     label=f"Your text has {len(sentences)} sentences. The model learned mostly from single "
+                           "sentences: pick one to translate it alone")
+
+
 def redraw_all(page: Page, tabs: list[TabView]):
     """One callback that redraws every tab (after Translate, a change of look, and at page load)."""
     inputs = [page.trace, *[c for tab in tabs for c in tab.controls], *page.look]
@@ -403,6 +449,16 @@ def redraw_all(page: Page, tabs: list[TabView]):
     return draw_all, inputs, outputs
 
 
+def replay_of(checkpoint: Path) -> Optional[Replay]:
+    """The checkpoint's training replay, thinned to the points the view shows; None without one."""
+    path = checkpoint / REPLAY_FILE
+    try:
+        return load_replay(path).thin(REPLAY_POINTS) if path.is_file() else None
+    except (OSError, ValueError, KeyError):
+        log.warning("could not read %s; the 'How it learned' tab stays empty", path)
+        return None
+
+
 def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY) -> gr.Blocks:
     with gr.Blocks(title="Transformer, step by step: English → French") as demo:
         trace_state = gr.State(None)   # this user's trace: every redraw reads it, none re-runs the model
@@ -412,7 +468,10 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
             "greedy decoding. Watch every step and every attention head: encoder self-attention, decoder masked "
             "self-attention and cross-attention.")
         text, go_btn, results = build_input_section()
-        page = Page(translator.cfg, trace_state, build_display_section(translator.cfg, trace_state))
+        picker = gr.Dropdown([], label="Your text has several sentences: the model learned from single sentences, "
+                             "so pick one to translate it alone", visible=False, elem_id="sentence-picker")
+        page = Page(translator.cfg, trace_state, build_display_section(translator.cfg, trace_state),
+                    replay_of(checkpoint))
         tabs = []
         with gr.Tabs():
             for title, tab_id, build in TABS:
@@ -423,11 +482,17 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
 
         draw_all, all_in, all_out = redraw_all(page, tabs)
         step = next(tab.step_slider for tab in tabs if tab.step_slider is not None)
-        event = gr.on([go_btn.click, text.submit], translate_callback(translator), text, [trace_state, *results, step],
+        translate = translate_callback(translator)
+        event = gr.on([go_btn.click, text.submit], translate, text, [trace_state, *results, step],
                       api_name="translate", concurrency_id="model", concurrency_limit=concurrency)
-        for tab in tabs:
-            event = tab.after_translate(event) if tab.after_translate else event
-        event.then(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+        event.then(sentence_choices, text, picker, api_visibility="undocumented", queue=False)
+        picked = picker.input(translate, picker, [trace_state, *results, step], api_visibility="undocumented",
+                              concurrency_id="model", concurrency_limit=concurrency)
+        picker.input(lambda s: s, picker, text, api_visibility="undocumented", queue=False)
+        for ev in (event, picked):
+            for tab in tabs:
+                ev = tab.after_translate(ev) if tab.after_translate else ev
+            ev.then(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
         for c in page.look:
             c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
         demo.load(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")

@@ -21,6 +21,8 @@ SETS = [
     ("Multi30k test_2017_flickr", f"{DATA}/multi30k/test_2017_flickr"),
     ("Multi30k test_2017_mscoco", f"{DATA}/multi30k/test_2017_mscoco"),
     ("Multi30k test_2018_flickr", f"{DATA}/multi30k/test_2018_flickr"),
+    ("Classroom dev (project's own; selection)", "transformer/training/corpora/classroom.dev.tsv"),
+    ("Classroom test (project's own)", "transformer/training/corpora/classroom.test.tsv"),
 ]
 
 

@@ -148,3 +148,21 @@ def test_paused_and_resumed_run_gives_the_same_weights_as_one_that_did_not_stop(
     assert main(common[:-1] + ["5", "--out", str(tmp_path / "other")]) == 0
     c = load_file(str(tmp_path / "other" / "last" / "model.safetensors"))
     assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
+def test_training_writes_the_replay_and_piece_counts(trained):
+    """replay.npz: the fixed examples at log-spaced steps, maps shaped by the model; piece_counts.json:
+    one epoch's counts per side (target side = one BOS and one EOS per pair + the pieces)."""
+    from transformer.replay import EXAMPLES, load_replay, replay_steps
+    out = trained["out"]
+    rep = load_replay(out / "best" / "replay.npz")
+    assert rep.steps()[0] == 0 and set(rep.steps()[1:-1]) <= set(replay_steps())
+    assert rep.steps()[-1] == 350 and len(rep.points[0].records) == len(EXAMPLES)
+    model, tok = load_checkpoint(out / "best")
+    rec = rep.points[-1].records[0]
+    L, H = model.cfg.n_encoder_layers, model.cfg.n_heads
+    assert rec.maps["encoder"].shape == (L, H, len(rec.src_pieces), len(rec.src_pieces))
+    assert rec.maps["cross"].shape[-2:] == (len(rec.tgt_out_pieces), len(rec.src_pieces))
+    counts = json.loads((out / "piece_counts.json").read_text())
+    assert len(counts["source"]) == tok.vocab_size == len(counts["target"])
+    assert counts["target"][model.cfg.bos_id] == counts["pairs"] == counts["target"][model.cfg.eos_id]

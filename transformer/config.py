@@ -84,6 +84,8 @@ PLAY_INTERVAL_S = 0.9       # seconds per step when the step-by-step view plays
 # ------------------------------------------------------------------ the views
 PE_MIN_POSITIONS = 64       # the positional-encoding view shows at least this many positions
 PE_DEFAULT_DIMS = (0, 1, 8, 9, 64, 65)
+REPLAY_POINTS = 12          # training-replay points the "How it learned" view offers (log-spaced)
+RARE_PIECE_COUNT = 50       # a source piece seen fewer times than this in training is marked as rare
 PATTERN_THRESHOLD = 0.4     # a head is labelled by a pattern that gets at least this much attention
 BROAD_ENTROPY = 0.8         # ... or called "broad" above this normalised entropy
 ROLLOUT_RESIDUAL = 0.5      # weight of attention against the residual path in attention rollout

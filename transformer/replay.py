@@ -63,10 +63,12 @@ class Replay:
         """At most n points, log-spaced over the recorded steps (the first and last always kept)."""
         if len(self.points) <= n:
             return self
-        steps = np.array(self.steps(), dtype=float)
-        targets = np.geomspace(max(1.0, steps[0]), steps[-1], n)
-        keep = sorted({int(np.abs(np.log(steps) - np.log(t)).argmin()) for t in targets} | {0, len(steps) - 1})
-        return Replay(self.examples, [self.points[i] for i in keep])
+        logs = np.log1p(np.array(self.steps(), dtype=float))
+        keep = {0, 1, len(logs) - 1}                    # the untrained model, the first record, the last
+        for t in np.linspace(logs[1], logs[-1], n - 1)[1:-1]:
+            free = [i for i in range(len(logs)) if i not in keep]
+            keep.add(min(free, key=lambda i: abs(logs[i] - t)))
+        return Replay(self.examples, [self.points[i] for i in sorted(keep)])
 
 
 def save_replay(replay: Replay, path: str | Path) -> None:

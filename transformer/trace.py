@@ -30,6 +30,8 @@ class Source:
     pieces: list[str]
     truncated: bool = False           # cut to the model's limit in pieces
     notes: tuple[str, ...] = ()       # what the user should be told about the input
+    train_counts: tuple[int, ...] = ()  # how often each piece occurred in the training data (source side);
+                                        # empty when the checkpoint has no piece_counts.json
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 import torch
 
 from .config import BATCH_TOKENS, MAX_BATCH_SENTENCES, MAX_INPUT_CHARS, MAX_SOURCE_PIECES, TOP_K, TRACE_DEADLINE_S
-from .io.checkpoint import load_checkpoint, resolve_device
+from .io.checkpoint import load_checkpoint, load_piece_counts, resolve_device
 from .io.tokenizer import UNK_PIECE, WORD_MARKER, Tokenizer
 from .model.decoding import greedy_decode, pad_batch, trace_greedy
 from .model.optimize import optimize_for_inference
@@ -64,6 +64,8 @@ class Translator:
         self.cfg = self.model.cfg
         # Longest source in pieces (EOS included), leaving room for positions on the target side.
         self.max_src_tokens = min(self.cfg.max_len, MAX_SOURCE_PIECES)
+        counts = load_piece_counts(checkpoint)
+        self.source_counts = counts["source"] if counts and len(counts["source"]) == self.cfg.vocab_size else None
 
     def encode_source(self, text: str) -> tuple[list[int], bool]:
         """Source ids ending in EOS, cut to the model's limit; and whether they were cut."""
@@ -95,7 +97,8 @@ class Translator:
         if self.tokenizer.unk_id in ids and all(p in (WORD_MARKER, UNK_PIECE) for p in pieces[:-1]):
             notes.append("None of these characters are in the model's vocabulary (it knows English and French "
                          "text); they all became <unk>.")
-        return Source(text, ids, pieces, truncated, tuple(notes))
+        counts = tuple(int(self.source_counts[i]) for i in ids) if self.source_counts else ()
+        return Source(text, ids, pieces, truncated, tuple(notes), counts)
 
     def trace(self, text: str, top_k: int = TOP_K, max_new_tokens: Optional[int] = None,
               deadline_s: float = TRACE_DEADLINE_S) -> TranslationTrace:

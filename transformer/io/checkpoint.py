@@ -51,6 +51,19 @@ def save_checkpoint(model: Transformer, tokenizer_path: str | Path, out_dir: str
     return out
 
 
+def load_piece_counts(path: str | Path | None = None) -> Optional[dict]:
+    """The checkpoint's training counts per piece ({"pairs", "source", "target"}), or None without the file."""
+    folder = Path(path) if path is not None else DEFAULT_CHECKPOINT
+    file = folder / PIECE_COUNTS_FILE
+    if not file.is_file():
+        return None
+    try:
+        counts = json.loads(file.read_text(encoding="utf-8"))
+        return counts if isinstance(counts.get("source"), list) else None
+    except (ValueError, AttributeError):
+        return None
+
+
 def load_checkpoint(path: str | Path | None = None, device: str | torch.device = "cpu") -> tuple[Transformer, Tokenizer]:
     """Load model (fp32, eval mode) and tokenizer from a checkpoint folder."""
     folder = Path(path) if path is not None else DEFAULT_CHECKPOINT

@@ -10,8 +10,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..config import PE_DEFAULT_DIMS, PE_MIN_POSITIONS
-from ..io.tokenizer import detokenize
+from ..config import PE_DEFAULT_DIMS, PE_MIN_POSITIONS, RARE_PIECE_COUNT
+from ..io.tokenizer import EOS_PIECE, detokenize
 from ..positional import sinusoidal_encoding
 from ..trace import AttentionKind, AttentionMaps, TranslationTrace
 from . import analysis, plots
@@ -64,10 +64,38 @@ def chips(pieces, cls: str) -> str:
     return "".join(f'<span class="piece {cls}">{html.escape(p)}</span>' for p in pieces)
 
 
+def source_chips(trace: TranslationTrace) -> tuple[str, list[tuple[str, int]]]:
+    """Source pieces as chips; pieces seen fewer than RARE_PIECE_COUNT times in training are marked,
+    with their count on hover. Returns the HTML and the rare (piece, count) pairs."""
+    counts = trace.source.train_counts
+    if not counts:
+        return chips(trace.src_pieces, "src"), []
+    out, rare = [], []
+    for p, c in zip(trace.src_pieces, counts):
+        if c < RARE_PIECE_COUNT and p != EOS_PIECE:
+            rare.append((p, c))
+            out.append(f'<span class="piece src rare" title="seen {c} times in training">{html.escape(p)}'
+                       f'<sup>{c}</sup></span>')
+        else:
+            out.append(f'<span class="piece src" title="seen {c:,} times in training">{html.escape(p)}</span>')
+    return "".join(out), rare
+
+
+def rare_note(rare: list[tuple[str, int]]) -> str:
+    if not rare:
+        return ""
+    listed = ", ".join(f"{p} ({c}×)" for p, c in rare[:6])
+    return (f'<div class="note rare-note">Marked pieces were rare in the training data (seen fewer than '
+            f'{RARE_PIECE_COUNT} times; the small number is the count): {html.escape(listed)}. The model has '
+            f'learned little about them, so expect a weaker translation there.</div>')
+
+
 def pieces_html(trace: TranslationTrace) -> str:
     """Source and target pieces as chips, and the notes for the user."""
     notes = "".join(f'<div class="note">{html.escape(n)}</div>' for n in trace.notes)
-    return (f'<div class="pieces"><div><b>Source pieces</b> ({len(trace.src_pieces)}): {chips(trace.src_pieces, "src")}</div>'
+    src, rare = source_chips(trace)
+    notes = rare_note(rare) + notes
+    return (f'<div class="pieces"><div><b>Source pieces</b> ({len(trace.src_pieces)}): {src}</div>'
             f'<div><b>Target pieces</b> ({len(trace.tgt_pieces)}): {chips(trace.tgt_pieces, "tgt")}</div>{notes}</div>')
 
 

@@ -1,0 +1,151 @@
+"""Issue 13: the training augmentation, sentence splitting, rare pieces, and the training replay view.
+All on synthetic text and tiny models (no corpus lines)."""
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from transformer.replay import EXAMPLES, KINDS, Replay, ReplayPoint, ReplayRecord, load_replay, replay_steps, save_replay
+from transformer.sentences import split_sentences
+from transformer.training import augment as A
+from transformer.viz import learning
+from transformer.viz.views import Look, pieces_html
+
+PAIRS = [("Tom is here.", "Tom est ici."), ("Mary gave Tom 12 books.", "Mary a donné 12 livres à Tom."),
+         ("I met John in Boston.", "J'ai rencontré John à Boston."), ("I have three cats.", "J'ai trois chats."),
+         ("It is raining.", "Il pleut.")]
+
+
+def test_names_are_substituted_consistently_on_both_sides():
+    out = A.substitute_names(PAIRS, random.Random(0), copies=20)
+    assert out and all("Tom" not in e and "Mary" not in e and "John" not in e for e, _ in out)
+    for en, fr in out:
+        # every person or place written in English appears in the French (titles aside)
+        names = re.findall(r"\b[A-Z][\w-]+\b", en)
+        for name in names:
+            if name in ("I", "It", "Professor", "Dr", "Mr", "Mrs", "Ms") or name in A.CITIES:
+                continue
+            assert name in fr, (en, fr)
+    assert A.substitute_names(PAIRS, random.Random(0), 20) == out          # seeded: reproducible
+
+
+def test_french_contractions_and_elisions_after_a_substitution():
+    assert A.fix_french("Je parle à le professeur Smith.") == "Je parle au professeur Smith."
+    assert A.fix_french("le livre de le docteur Kim") == "Le livre du docteur Kim"
+    assert A.fix_french("le chat de Amira") == "Le chat d'Amira"
+    assert A.fix_french("Je sais que Omar dort.") == "Je sais qu'Omar dort."
+
+
+def test_numbers_dates_times_and_prices_agree_across_languages():
+    rng = random.Random(3)
+    out = A.substitute_numbers(PAIRS, rng, copies=10)
+    for en, fr in out:
+        assert re.findall(r"\d+", en) == re.findall(r"\d+", fr) or "trois" not in fr
+    for _ in range(300):
+        (en, fr), vals = A.fill(rng.choice(A.FRAMES), rng)
+        assert "{" not in en + fr and ".." not in en
+        for key in ("N", "D", "T", "M"):
+            if key in vals and vals[key][0] in en:
+                assert vals[key][1] in fr, (key, en, fr)           # the French form of the same value
+    en, fr = A.random_date(random.Random(5))
+    day = int(re.search(r"\d+", en).group())
+    assert fr.startswith("1er " if day == 1 else f"{day} ")
+    assert A.number_words(25, "fr") == "vingt-cinq" and A.number_words(80, "fr") == "quatre-vingts"
+
+
+def test_generated_tests_use_only_held_out_names_and_frames():
+    cases = A.names_test([("Tom likes Mary.", "Tom aime Mary."), ("Tom runs.", "Tom court.")], 5, seed=1)
+    held = {n for n, _ in A.HELD_OUT_FIRST_NAMES} | set(A.HELD_OUT_SURNAMES)
+    trained = {n for n, _ in A.FIRST_NAMES} | set(A.SURNAMES)
+    assert cases and all(set(" ".join(names).split()) <= held for _, names in cases)
+    assert not held & trained
+    for en, expected in A.numbers_test(50, seed=2):
+        assert expected and all(expected)
+
+
+def test_augment_is_seeded_and_makes_every_kind():
+    cfg = A.AugmentConfig(name_copies=1, number_copies=1, templates=30, concatenations=5)
+    a = A.augment(PAIRS, 7, cfg)
+    assert a == A.augment(PAIRS, 7, cfg)
+    assert sum(" " in e and e.count(".") >= 2 for e, _ in a) >= 5            # concatenations
+    assert len(a) >= 30 + 5
+
+
+def test_split_sentences():
+    assert split_sentences("Dr. Smith gave the lecture at 9 a.m. today. Why does the decoder need a mask?") == [
+        "Dr. Smith gave the lecture at 9 a.m. today.", "Why does the decoder need a mask?"]
+    assert split_sentences("One sentence only") == ["One sentence only"]
+    assert split_sentences("   ") == []
+
+
+def _record(n_src=4, n_tgt=3, L=2, H=2, seed=0):
+    rng = np.random.default_rng(seed)
+
+    def probs(q, k):
+        x = rng.random((L, H, q, k)).astype(np.float32)
+        return x / x.sum(-1, keepdims=True)
+    return ReplayRecord(translation="Le chat.", src_pieces=["▁The", "▁cat", ".", "</s>"][:n_src],
+                        tgt_in_pieces=["<s>", "▁Le", "▁chat"][:n_tgt], tgt_out_pieces=["▁Le", "▁chat", "</s>"][:n_tgt],
+                        reference_loss=1.5, maps={"encoder": probs(n_src, n_src), "decoder": probs(n_tgt, n_tgt),
+                                                  "cross": probs(n_tgt, n_src)})
+
+
+def make_replay(n_points=15):
+    steps = [0] + replay_steps(until=5000)[: n_points - 1]
+    return Replay(EXAMPLES[:2], [ReplayPoint(s, 1000 * s, 5.0 / (1 + s), [_record(seed=s), _record(seed=s + 1)])
+                                 for s in steps])
+
+
+def test_replay_file_round_trip_and_thinning(tmp_path):
+    rep = make_replay()
+    save_replay(rep, tmp_path / "replay.npz")
+    back = load_replay(tmp_path / "replay.npz")
+    assert back.steps() == rep.steps() and back.examples == [tuple(e) for e in rep.examples]
+    for k in KINDS:
+        np.testing.assert_allclose(back.points[3].records[1].maps[k], rep.points[3].records[1].maps[k], atol=1e-3)
+    thin = back.thin(12)
+    assert len(thin.points) == 12 and thin.steps()[0] == 0 and thin.steps()[-1] == rep.steps()[-1]
+    assert thin.steps() == sorted(set(thin.steps()))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_learning_view_shows_the_replay_numbers(kind):
+    rep = make_replay()
+    info, attn, loss = learning.learning_view(rep, 1, 4, kind, 2, "2", Look())
+    rec = rep.points[3].records[1]
+    z = np.asarray(attn.data[0].z, dtype=float)
+    want = rec.maps[kind][1, 1]
+    if kind == "decoder":
+        assert np.isnan(z[0, 1])                      # the future is masked
+        want = np.where(np.triu(np.ones_like(want, bool), 1), np.nan, want)
+    np.testing.assert_allclose(z, want, atol=1e-3)
+    assert f"step {rep.points[3].step:,}" in info and "Le chat." in info
+    go.Figure(attn.to_plotly_json()), go.Figure(loss.to_plotly_json())   # valid for Plotly
+    html_, empty, _ = learning.learning_view(None, 0, 1, kind, 1, "1", Look())
+    assert "no training replay" in html_
+
+
+def test_rare_source_pieces_are_marked_with_their_count(tiny_model, tokenizer, tmp_path):
+    from transformer.io.checkpoint import save_checkpoint
+    from transformer.translator import Translator
+    from transformer.config import ModelConfig
+    from transformer.model.transformer import Transformer
+    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=1,
+                      d_ff=64, dropout=0.0, max_len=64)
+    folder = save_checkpoint(Transformer(cfg), tokenizer.path, tmp_path / "ck")
+    ids = tokenizer.encode("seven cats.")
+    counts = [1000] * tokenizer.vocab_size
+    counts[ids[0]] = 3
+    (folder / "piece_counts.json").write_text(json.dumps({"pairs": 1, "source": counts, "target": counts}))
+    tr = Translator(folder, "cpu")
+    trace = tr.trace("seven cats.")
+    assert trace.source.train_counts[0] == 3 and trace.source.train_counts[1] == 1000
+    page = pieces_html(trace)
+    assert page.count('class="piece src rare"') == 1 and "<sup>3</sup>" in page and "rare in the training data" in page
+    (folder / "piece_counts.json").unlink()
+    assert "rare" not in pieces_html(Translator(folder, "cpu").trace("seven cats."))
