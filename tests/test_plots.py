@@ -132,7 +132,8 @@ def test_inside_head_steps_and_scaling():
     rng = np.random.default_rng(0)
     scaled = rng.normal(size=(5, 5))
     s = analysis.inside_head(scaled, 64, causal=True)
-    np.testing.assert_allclose(s.raw[~np.isnan(s.raw)], (scaled * 8)[np.tril(np.ones((5, 5), bool))])
+    np.testing.assert_allclose(s.raw, scaled * 8)                      # every score, the future ones included
+    assert np.isnan(s.masked[~s.mask]).all() and not np.isnan(s.masked[s.mask]).any()
     np.testing.assert_allclose(s.softmax.sum(-1), 1.0)
     assert (s.softmax[~s.mask] == 0).all()
     # without the scaling the softmax is sharper (lower entropy) on average
