@@ -92,5 +92,5 @@ MASK_COLOR = "#9e9e9e"      # masked (future) cells: a fixed grey under a white 
 MASK_COLOR_GREYS = "#c9a66b"   # ... a muted tan where the scale itself is grey
 LABEL_MAX_CHARS = 12        # longer axis labels (numbered: "3 ▁la") are cut with "…" (the full piece is in the hover)
 PREFIX_SHOWN_PIECES = 12    # the step view shows the last pieces of a long prefix (the full one on hover)
-CELL_VALUES_MAX_PIECES = 12 # "inside one head" prints values in the cells up to this many pieces a side
+CELL_VALUES_MAX_PIECES = 14 # "inside one head" prints values in the cells up to this many pieces a side
 BASE_FONT, PRESENTER_FONT = 14, 19   # figure type size (px): normal and presenter mode

@@ -32,7 +32,8 @@ COLORSCALES = {"Viridis": "Viridis", "Cividis": "Cividis", "Magma": _stops(pc.se
                "Blues": _stops(pc.sequential.Blues), "Greys": _stops(pc.sequential.Greys)}
 REVERSED_IN_DARK = ("Blues", "Greys")   # light → dark in the light look; dark → light in the dark one
 DEFAULT_SCALE = "Viridis"   # perceptually uniform and readable by colour-blind viewers
-PLOTLYJS_SCALES = ("Viridis", "Cividis", "RdBu")   # the plotly.js names used anywhere in these figures
+# Scores: ColorBrewer's red-white-blue (plotly.js's own "RdBu" is grey in the middle, like a masked cell).
+SCORE_SCALE = _stops(pc.diverging.RdBu)
 
 
 def colorscale_for(name: str, dark: bool = False):
@@ -310,8 +311,9 @@ SHORT_PATTERN = {"previous token": "previous", "next token": "next", "itself": "
 
 def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: str = "", value_name: str = "entropy",
                     colorscale: str = "Cividis", dark: bool = False, font_size: int = 14,
-                    scores: Optional[np.ndarray] = None) -> go.Figure:
-    """(L, H) values with a short label in every cell (a head's pattern and, given scores, its share),
+                    scores: Optional[np.ndarray] = None, patterns: Optional[Sequence[Sequence[str]]] = None) -> go.Figure:
+    """(L, H) values with a short label in every cell (a head's label; given patterns and scores, the
+    strongest pattern's share, in brackets when it is too weak to be the label),
     written white on dark cells and black on light ones."""
     L, H = values.shape
     x, y = [f"head {h + 1}" for h in range(H)], [f"layer {l + 1}" for l in range(L)]
@@ -324,8 +326,11 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
     for l in range(L):
         for h in range(H):
             text = esc(SHORT_PATTERN.get(labels[l][h], labels[l][h]))
-            if scores is not None and labels[l][h] in SHORT_PATTERN and not labels[l][h].startswith(("broad", "mixed")):
-                text += f"<br>{scores[l, h]:.0%}"
+            if scores is not None and patterns is not None:
+                if labels[l][h] == patterns[l][h]:
+                    text += f"<br>{scores[l, h]:.0%}"
+                elif patterns[l][h]:   # too weak to be the label: its strongest pattern, in brackets
+                    text += f"<br>({esc(SHORT_PATTERN.get(patterns[l][h], patterns[l][h]))} {scores[l, h]:.0%})"
             notes.append(dict(x=x[h], y=y[l], text=text, showarrow=False,
                               font=dict(size=size, color="white" if values[l, h] < 0.6 else "black")))
     layout = dict(yaxis=dict(autorange="reversed"), annotations=notes)
@@ -337,7 +342,7 @@ def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoid
                        dark: bool = False, font_size: int = 14) -> go.Figure:
     """The PE matrix, positions x dimensions; the input's positions marked by a box."""
     T, D = pe.shape
-    heat = dict(type="heatmap", z=_f32(pe, 3), x=list(range(D)), y=list(range(T)), colorscale="RdBu", zmid=0,
+    heat = dict(type="heatmap", z=_f32(pe, 3), x=list(range(D)), y=list(range(T)), colorscale=SCORE_SCALE, zmid=0,
                 zmin=-1, zmax=1, colorbar=dict(title=dict(text="value"), thickness=12),
                 hovertemplate="position %{y}, dimension %{x}: %{z:.3f}<extra></extra>")
     layout = dict(xaxis=dict(title=dict(text="dimension i (even = sin, odd = cos)")),
@@ -413,7 +418,7 @@ def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels
     plot_h = 2 * panel + title_h
     lim = float(np.nanmax(np.abs(steps.raw))) if np.isfinite(steps.raw).any() else 1.0
     gap, data, notes, shapes = 0.07, [], [], []
-    layout = dict(coloraxis=dict(colorscale="RdBu", cmid=0, cmin=-lim, cmax=lim, reversescale=True,
+    layout = dict(coloraxis=dict(colorscale=SCORE_SCALE, cmid=0, cmin=-lim, cmax=lim,
                                  colorbar=dict(title=dict(text="score"), thickness=12, len=0.45, y=1, yanchor="top")),
                   coloraxis2=dict(colorscale=colorscale_for(colorscale, dark), cmin=0, cmax=1,
                                   colorbar=dict(title=dict(text="weight"), thickness=12, len=0.45, y=0, yanchor="bottom")),

@@ -179,8 +179,9 @@ def summary_view(trace: TranslationTrace, kind: AttentionKind, look: Look):
     ent = np.array([[r.entropy for r in rows[l * H:(l + 1) * H]] for l in range(L)])
     labels = [[rows[l * H + h].label for h in range(H)] for l in range(L)]
     scores = np.array([[rows[l * H + h].pattern_score for h in range(H)] for l in range(L)])
+    patterns = [[rows[l * H + h].pattern for h in range(H)] for l in range(L)]
     fig = plots.summary_heatmap(ent, labels, f"{KIND_TITLES[kind]}: entropy (0 = focused, 1 = uniform) and label",
-                                "entropy", "Cividis", look.dark, look.font, scores)
+                                "entropy", "Cividis", look.dark, look.font, scores, patterns)
     table = [[r.layer, r.head, r.entropy, r.label, r.pattern, r.pattern_score] for r in rows]
     return fig, table
 
@@ -190,7 +191,7 @@ def summary_legend() -> str:
     return (f"**How to read it.** A head is **labelled** with a pattern (*previous*, *next*, *itself*, `</s>`, `<s>`, "
             f"*diagonal*) only when that pattern gets at least {PATTERN_THRESHOLD:.0%} of its attention on average "
             f"(the % in the cell); otherwise *broad* if its entropy is above {BROAD_ENTROPY:.0%} of the maximum, "
-            f"else *mixed*. The table's *strongest pattern* is the best of the simple patterns even when it "
+            f"else *mixed*, with the strongest pattern in brackets. The table's *strongest pattern* is the best of the simple patterns even when it "
             f"is too weak to be the label. The decoder's first row (which can only see `<s>`) is left out.")
 
 
