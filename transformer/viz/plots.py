@@ -161,7 +161,7 @@ def attention_heatmap(
         z = np.where(masked, np.nan, z)
     Tq, Tk = z.shape
     q, k = numbered(query_labels), numbered(key_labels)
-    bar_title = value_name + ("<br>▨ grey = masked" if masked is not None and masked.any() else "")
+    bar_title = value_name + ("<br>▨ = masked" if masked is not None and masked.any() else "")
     heat = dict(type="heatmap", z=_f32(z, 4), x=k, y=q, colorscale=colorscale_for(colorscale, dark), zmin=zmin,
                 zmax=zmax, hoverongaps=False, hovertemplate=f"query %{{y}} · key %{{x}}: %{{z:.3f}}<extra>{value_name}</extra>",
                 colorbar=dict(title=dict(text=bar_title), thickness=14), xgap=1, ygap=1)
@@ -304,8 +304,8 @@ def cross_steps_heatmap(attn: np.ndarray, step: int, out_labels: Sequence[str], 
 
 
 # Short cell labels for the head summary (the table and the hover carry the full name).
-SHORT_PATTERN = {"previous token": "previous", "next token": "next", "itself": "itself", "end of sentence": "</s>",
-                 "start token <s>": "<s>", "diagonal / monotonic": "diagonal", "broad (spread out)": "broad",
+SHORT_PATTERN = {"previous token": "prev.", "next token": "next", "itself": "itself", "end of sentence": "</s>",
+                 "start token <s>": "<s>", "diagonal / monotonic": "diag.", "broad (spread out)": "broad",
                  "mixed": "mixed", "": "–"}
 
 
@@ -321,7 +321,7 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
     heat = dict(type="heatmap", z=_f32(values, 3), x=x, y=y, customdata=full, colorscale=colorscale, zmin=0, zmax=1,
                 colorbar=dict(title=dict(text=value_name), thickness=12), xgap=2, ygap=2,
                 hovertemplate="%{y}, %{x}<br>" + value_name + ": %{z:.2f}<br>%{customdata}<extra></extra>")
-    size = max(10, min(font_size, int(font_size * 8 / max(H, 1))))
+    size = max(10, min(font_size, int(font_size * 7 / max(H, 1))))
     notes = []
     for l in range(L):
         for h in range(H):

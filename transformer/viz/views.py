@@ -188,8 +188,8 @@ def summary_view(trace: TranslationTrace, kind: AttentionKind, look: Look):
 
 def summary_legend() -> str:
     """How the head summary's labels are made (thresholds from config.py), for the app and the report."""
-    return (f"**How to read it.** A head is **labelled** with a pattern (*previous*, *next*, *itself*, `</s>`, `<s>`, "
-            f"*diagonal*) only when that pattern gets at least {PATTERN_THRESHOLD:.0%} of its attention on average "
+    return (f"**How to read it.** A head is **labelled** with a pattern (*prev.* = previous piece, *next*, *itself*, `</s>`, `<s>`, "
+            f"*diag.* = diagonal / monotonic) only when that pattern gets at least {PATTERN_THRESHOLD:.0%} of its attention on average "
             f"(the % in the cell); otherwise *broad* if its entropy is above {BROAD_ENTROPY:.0%} of the maximum, "
             f"else *mixed*, with the strongest pattern in brackets. The table's *strongest pattern* is the best of the simple patterns even when it "
             f"is too weak to be the label. The decoder's first row (which can only see `<s>`) is left out.")
