@@ -207,7 +207,7 @@ def attention_grid(
                 z = np.where(masked, np.nan, z)
             trace = dict(type="heatmap", z=_f32(z, 3), x=k, y=q, showscale=False, hoverongaps=False,
                          xaxis=f"x{n}", yaxis=f"y{n}",
-                         hovertemplate=f"layer {l + 1}, head {h + 1}<br>query %{{y}} · key %{{x}}: %{{z:.3f}}<extra></extra>")
+                         hovertemplate=f"L{l + 1} H{h + 1}<br>query %{{y}} · key %{{x}}: %{{z:.3f}}<extra></extra>")
             if shared_scale:
                 trace["coloraxis"] = "coloraxis"
             else:
