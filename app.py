@@ -226,8 +226,8 @@ def build_explorer_tab(page: Page) -> TabView:
                         value="head", label="Show")
         scaling = gr.Radio(["shared across heads", "per head"], value="shared across heads", label="Colour scaling")
     with gr.Row():
-        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer")
-        head = gr.Dropdown(page.head_choices, value="1", label="Head")
+        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", elem_id="explorer-layer")
+        head = gr.Dropdown(page.head_choices, value="1", label="Head", elem_id="explorer-head")
     gr.Markdown(ROLLOUT_NOTE)
     ex_plot = gr.Plot(label="Attention map", elem_id="explorer-plot")
     gr.Markdown("**All heads** (layers × heads, like BertViz's model view). Hover for values; pick a "
