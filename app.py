@@ -62,7 +62,8 @@ CSS = """
 .arch-box.enc{border-color:#E69F00}.arch-box.dec{border-color:#56B4E9}.arch-box.emb{border-style:dashed}
 .arch-box.out{border-color:#009E73}.arch-title{font-weight:700}.arch-arrow{text-align:center;font-weight:600}
 body.presenter .gradio-container{font-size:1.3em} body.presenter .prose{font-size:1.25em}
-#grid-plot,#explorer-plot,#summary-plot,#inside-plot,#cross-steps-plot{overflow-x:auto}
+#grid-plot,#explorer-plot,#summary-plot,#inside-plot,#cross-steps-plot,#cross-step-plot{overflow-x:auto}
+#cross-step-plot .js-plotly-plot{min-width:460px}
 #grid-plot .js-plotly-plot,#inside-plot .js-plotly-plot,#summary-plot .js-plotly-plot{min-width:680px}
 #explorer-plot .js-plotly-plot,#cross-steps-plot .js-plotly-plot{min-width:540px}
 @media (max-width:640px){.js-plotly-plot .modebar-container{display:none}}
