@@ -91,4 +91,4 @@ def build_report(trace: TranslationTrace, cfg, look: views.Look | None = None) -
     body = "\n".join(parts)
     css = CSS + (DARK_CSS if look.dark else "")
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Transformer trace: {e(trace.source.text[:60])}"
-            f"</title><style>{css}</style></head><body class='{'dark' if look.dark else 'light'}'>{body}</body></html>")
+            f"</title><style>{css}</style></head><body>{body}</body></html>")
