@@ -361,3 +361,10 @@ def test_report_holds_the_views_and_reads_in_both_looks(dark):
     assert text.count("<h3>Step ") == len(trace.steps) and "s0 s1 s2 s3" in text.split("</h1>")[0]
     assert text.count("Inside ") >= 3 and "every layer × head" in text
     assert report_filename("Le café <b>noir</b>!") == "transformer-trace-le-cafe-b-noir-b.html"
+
+
+def test_a_long_prefix_shows_its_end_and_keeps_the_whole_on_hover():
+    prefix = [f"▁w{i}" for i in range(30)]
+    out = views.prefix_chips(prefix, shown=12)
+    assert out.count('class="piece tgt"') == 12 and "… 18 earlier" in out and 'title="▁w0 ▁w1' in out
+    assert views.prefix_chips([]) == "<i>(nothing yet)</i>"
