@@ -33,7 +33,7 @@ from transformer.replay import Replay, load_replay
 from transformer.sentences import split_sentences
 from transformer.viz import learning, views
 from transformer.viz.plots import COLORSCALES, DEFAULT_SCALE, empty_figure
-from transformer.viz.report import build_report
+from transformer.viz.report import build_report, report_filename
 
 log = logging.getLogger("app")
 
@@ -48,6 +48,10 @@ EXAMPLES = [
 KIND_CHOICES = [("Encoder self-attention", "encoder"), ("Decoder masked self-attention", "decoder"),
                 ("Cross-attention", "cross")]
 NO_TRACE = "Translate a sentence to see this view."
+ROLLOUT_NOTE = ("*Rollout* (Abnar & Zuidema, 2020) multiplies each self-attention layer's head-mean, mixed with "
+                "the residual path, through the layers. For cross-attention this app extends it (not in the "
+                "paper): each decoder layer's head-mean cross-attention times the encoder's rollout, mapping "
+                "steps to input pieces rather than encoder states; it is blurrier than raw cross-attention.")
 
 CSS = """
 .piece{display:inline-block;border:1px solid var(--border-color-primary);border-radius:6px;padding:1px 6px;margin:2px;
@@ -64,6 +68,11 @@ CSS = """
 .arch-box.enc{border-color:#E69F00}.arch-box.dec{border-color:#56B4E9}.arch-box.emb{border-style:dashed}
 .arch-box.out{border-color:#009E73}.arch-title{font-weight:700}.arch-arrow{text-align:center;font-weight:600}
 body.presenter .gradio-container{font-size:1.3em} body.presenter .prose{font-size:1.25em}
+#grid-plot,#explorer-plot,#summary-plot,#inside-plot,#cross-steps-plot,#cross-step-plot{overflow-x:auto}
+#cross-step-plot .js-plotly-plot{min-width:460px}
+#grid-plot .js-plotly-plot,#inside-plot .js-plotly-plot,#summary-plot .js-plotly-plot{min-width:680px}
+#explorer-plot .js-plotly-plot,#cross-steps-plot .js-plotly-plot{min-width:540px}
+@media (max-width:640px){.js-plotly-plot .modebar-container{display:none}}
 """
 
 # Keyboard: ← / → step through decoding (unless typing in a text field).
@@ -130,8 +139,10 @@ class Page:
     def head_choices(self) -> list[str]:
         return ["mean over heads"] + [str(h) for h in range(1, self.cfg.n_heads + 1)]
 
-    def layer_range(self, kind: str):
-        return slider_update(self.cfg.n_encoder_layers if kind == "encoder" else self.cfg.n_decoder_layers)
+    def layer_range(self, kind: str, layer=1):
+        """The layer slider for this kind, keeping the layer picked (clamped to the kind's layers)."""
+        return slider_update(self.cfg.n_encoder_layers if kind == "encoder" else self.cfg.n_decoder_layers,
+                             int(layer or 1))
 
 
 @dataclass
@@ -172,15 +183,17 @@ def build_steps_tab(page: Page) -> TabView:
     with gr.Row():
         topk_plot = gr.Plot(label="Next-token probabilities", elem_id="topk-plot")
         cross_plot = gr.Plot(label="Cross-attention over the source", elem_id="cross-step-plot")
+    cross_steps = gr.Plot(label="Cross-attention, steps so far", elem_id="cross-steps-plot")
 
     @safe_view
     def draw_step(trace, step_v, layer_v, head_v, look, large, scale):
         lk = look_of(look, large, scale)
         if trace is None:
-            return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 2))
-        return views.step_view(trace, int(step_v or 1), int(layer_v or 1), head_v, lk)
+            return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 3))
+        args = (trace, int(step_v or 1), int(layer_v or 1), head_v, lk)
+        return (*views.step_view(*args), views.cross_steps_figure(*args))
 
-    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot], step_slider=step)
+    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps], step_slider=step)
     step.change(draw_step, tab.inputs(page), tab.outputs, api_name="step_view", show_progress="hidden",
                 trigger_mode="always_last", concurrency_id="draw")
     tab.redraw_on(page, [layer, head], show_progress="hidden")
@@ -221,8 +234,9 @@ def build_explorer_tab(page: Page) -> TabView:
                         value="head", label="Show")
         scaling = gr.Radio(["shared across heads", "per head"], value="shared across heads", label="Colour scaling")
     with gr.Row():
-        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer")
-        head = gr.Dropdown(page.head_choices, value="1", label="Head")
+        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", elem_id="explorer-layer")
+        head = gr.Dropdown(page.head_choices, value="1", label="Head", elem_id="explorer-head")
+    gr.Markdown(ROLLOUT_NOTE)
     ex_plot = gr.Plot(label="Attention map", elem_id="explorer-plot")
     gr.Markdown("**All heads** (layers × heads, like BertViz's model view). Hover for values; pick a "
                 "layer and head above to enlarge one.")
@@ -238,7 +252,8 @@ def build_explorer_tab(page: Page) -> TabView:
                 views.grid_figure(trace, kind_v, shared, lk))
 
     tab = TabView(draw_explorer, [kind, layer, head, mode, scaling], [ex_plot, grid_plot])
-    kind.change(page.layer_range, kind, layer, api_visibility="undocumented", queue=False)
+    kind.change(page.layer_range, [kind, layer], layer, api_visibility="undocumented", queue=False)
+    mode.change(lambda m: gr.update(visible=m == "head"), mode, head, api_visibility="undocumented", queue=False)
     head.change(draw_explorer, tab.inputs(page), tab.outputs, api_name="explorer", show_progress="hidden",
                 trigger_mode="always_last", concurrency_id="draw")
     tab.redraw_on(page, [kind, layer, mode, scaling], show_progress="hidden", trigger_mode="always_last")
@@ -250,7 +265,8 @@ def build_summary_tab(page: Page) -> TabView:
                 "simple pattern it follows most, to find interesting heads fast.")
     kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
     plot = gr.Plot(label="Heads at a glance", elem_id="summary-plot")
-    table = gr.Dataframe(headers=["layer", "head", "entropy", "label", "strongest pattern", "score"],
+    gr.Markdown(views.summary_legend())
+    table = gr.Dataframe(headers=["layer", "head", "entropy", "label", "strongest pattern", "its share"],
                          label="Per head", interactive=False, wrap=True)
 
     @safe_view
@@ -313,7 +329,7 @@ def build_inside_tab(page: Page) -> TabView:
         return event.then(fit_query, [page.trace, kind], query, api_visibility="undocumented", queue=False)
 
     tab = TabView(draw_inside, [kind, layer, head, query, unscaled], [plot, row, text], after_translate)
-    kind.change(page.layer_range, kind, layer, api_visibility="undocumented", queue=False).then(
+    kind.change(page.layer_range, [kind, layer], layer, api_visibility="undocumented", queue=False).then(
         fit_query, [page.trace, kind], query, api_visibility="undocumented", queue=False)
     tab.redraw_on(page, [kind, layer, head, query, unscaled], show_progress="hidden", trigger_mode="always_last")
     return tab
@@ -390,7 +406,7 @@ def build_display_section(cfg: ModelConfig, trace_state: gr.State) -> list:
         if trace is None:
             gr.Warning("Translate a sentence first; the report holds its figures.")
             return None
-        out = Path(tempfile.mkdtemp(prefix="trace-report-")) / "transformer-trace.html"
+        out = Path(tempfile.mkdtemp(prefix="trace-report-")) / report_filename(trace.source.text)
         out.write_text(build_report(trace, cfg, look_of(look_v, False, scale_v)), encoding="utf-8")
         return str(out)
 

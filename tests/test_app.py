@@ -24,11 +24,13 @@ def test_translate_returns_text_pieces_and_device(client):
 
 def test_step_view_redraws_from_state(client):
     french, *_ = client.predict("Where is the station?", api_name="/translate")
-    info, topk, cross = client.predict(2, 3, "mean over heads", "Light", False, "Viridis", api_name="/step_view")
+    info, topk, cross, so_far = client.predict(2, 3, "mean over heads", "Light", False, "Viridis", api_name="/step_view")
     assert "Step 2 of" in info
     fig = json.loads(topk["plot"])
     assert fig["data"][0]["type"] == "bar"
-    assert json.loads(cross["plot"])["data"][0]["type"] == "bar"
+    cross = json.loads(cross["plot"])
+    assert cross["data"][0]["type"] == "bar" and cross["layout"]["yaxis"]["range"] == [0, 1]
+    assert json.loads(so_far["plot"])["data"][0]["type"] == "heatmap"
 
 
 def test_explorer_returns_heatmaps(client):

@@ -45,7 +45,7 @@ def test_translate_step_and_explore_in_a_browser(browser, app_url, tmp_path):
     page.click("#report-btn")
     page.wait_for_selector("#report-file a", timeout=60_000)
     href = page.locator("#report-file a").first.get_attribute("href")
-    assert href and "transformer-trace.html" in href
+    assert href and "transformer-trace-the-cat-is-sleeping" in href   # named after the sentence
     report = page.request.get(href if href.startswith("http") else app_url.rstrip("/") + "/" + href.lstrip("/")).text()
     assert report.startswith("<!DOCTYPE html>") and "Plotly" in report and "Le chat" in report
     assert not errors, errors

@@ -2,6 +2,7 @@
 and every figure is valid for Plotly."""
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
@@ -72,7 +73,8 @@ def test_heatmap_escapes_markup_and_keeps_repeated_tokens():
     fig = validated(plots.attention_heatmap(rand_attn(1, 1, 4, 4)[0, 0], toks, toks, "t"))
     text = fig.to_json()
     assert "<script>" not in text and "&lt;script&gt;" in text
-    assert list(fig.layout.xaxis.tickvals) == [0, 1, 2, 3]        # numeric axis: both "▁the" stay
+    assert list(fig.layout.xaxis.tickvals)[1:3] == ["2 ▁the", "3 ▁the"]   # numbered from 1: both "▁the" stay
+    assert len(set(fig.data[0].x)) == 4 and "query %{y} · key %{x}" in fig.data[0].hovertemplate
 
 
 def test_masked_cells_are_empty():
@@ -130,7 +132,8 @@ def test_inside_head_steps_and_scaling():
     rng = np.random.default_rng(0)
     scaled = rng.normal(size=(5, 5))
     s = analysis.inside_head(scaled, 64, causal=True)
-    np.testing.assert_allclose(s.raw[~np.isnan(s.raw)], (scaled * 8)[np.tril(np.ones((5, 5), bool))])
+    np.testing.assert_allclose(s.raw, scaled * 8)                      # every score, the future ones included
+    assert np.isnan(s.masked[~s.mask]).all() and not np.isnan(s.masked[s.mask]).any()
     np.testing.assert_allclose(s.softmax.sum(-1), 1.0)
     assert (s.softmax[~s.mask] == 0).all()
     # without the scaling the softmax is sharper (lower entropy) on average
@@ -169,3 +172,199 @@ def test_step_view_shows_the_prefix_and_the_french_so_far():
     assert "Step 3 of 4" in info and info.count('class="piece tgt"') == 2 and "&lt;s&gt;" in info
     assert "French so far: <b>t0 t1 t2</b>" in info
     assert "(nothing yet)" in views.step_view(trace, 1, 1, "1", views.Look())[0]
+
+
+# ---------------------------------------------------------------- issue 10: figures a lecture can trust
+def plotlyjs_scale_names() -> set[str]:
+    """The colour scale names plotly.js itself knows, read from the plotly.js bundled with Plotly."""
+    import re
+    from pathlib import Path
+    js = (Path(go.__file__).parent.parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
+    names = set(re.findall(r'([A-Z][A-Za-z]+):\[\[0,"(?:rgb|#)', js))
+    assert {"Viridis", "Cividis", "RdBu", "Greys"} <= names and "Magma" not in names   # the parse works
+    return names
+
+
+def scales_in(fig_json) -> list:
+    """Every colorscale value anywhere in a figure's JSON (traces, coloraxes)."""
+    found = []
+    def walk(x):
+        if isinstance(x, dict):
+            for key, v in x.items():
+                if key == "template":   # the theme's defaults: every trace here sets its own scale
+                    continue
+                if key == "colorscale":
+                    found.append(v)
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(fig_json)
+    return found
+
+
+def every_view(trace, lk):
+    figs = [*views.step_view(trace, 2, 1, "mean over heads", lk)[1:], views.cross_steps_figure(trace, 2, 1, "1", lk),
+            *views.positional_views(trace, 32, ["3"], lk)]
+    for kind in ("encoder", "decoder", "cross"):
+        for mode, head in (("head", "2"), ("mean", "mean"), ("rollout", "1")):
+            figs.append(views.explorer_figure(trace, kind, 2, head, mode, mode == "head", lk))
+        figs += [views.grid_figure(trace, kind, True, lk), views.grid_figure(trace, kind, False, lk),
+                 views.summary_view(trace, kind, lk)[0], *views.inside_view(trace, kind, 1, "3", 2, True, lk)[:2]]
+    return figs
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_every_offered_scale_is_one_plotlyjs_draws_as_named(dark):
+    names = plotlyjs_scale_names()
+    trace = synthetic_trace()
+    for offered in plots.COLORSCALES:
+        for fig in every_view(trace, views.Look(dark=dark, colorscale=offered)):
+            for scale in scales_in(fig.to_plotly_json()):
+                if isinstance(scale, str):
+                    assert scale in names, f"plotly.js has no colour scale named {scale!r}"
+                else:   # an explicit list of [position, colour], from 0 to 1
+                    assert scale[0][0] == 0 and scale[-1][0] == 1 and all(len(s) == 2 for s in scale)
+        if offered not in ("Viridis", "Cividis"):
+            assert not isinstance(plots.COLORSCALES[offered], str)   # sent as colours: plotly.js lacks or reverses them
+
+
+def luminance(colour: str) -> float:
+    import plotly.colors as pc
+    r, g, b = pc.unlabel_rgb(pc.convert_colors_to_same_type(colour, "rgb")[0][0])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+@pytest.mark.parametrize("name", ["Blues", "Greys"])
+def test_strong_attention_is_the_most_salient_colour_in_both_looks(name):
+    light, dark = plots.colorscale_for(name, False), plots.colorscale_for(name, True)
+    assert luminance(light[-1][1]) < luminance(light[0][1]) - 150    # dark on the white page
+    assert luminance(dark[-1][1]) > luminance(dark[0][1]) + 150      # bright on the dark page
+
+
+@pytest.mark.parametrize("name", list(plots.COLORSCALES))
+def test_masked_cells_stay_distinct_from_low_values(name):
+    trace = synthetic_trace()
+    for dark in (False, True):
+        lk = views.Look(dark=dark, colorscale=name)
+        fig = views.explorer_figure(trace, "decoder", 1, "1", "head", True, lk)
+        z = np.asarray(fig.data[0].z, dtype=float)
+        future = trace.decoder.future
+        assert np.isnan(z[future]).all() and not np.isnan(z[~future]).any()     # masked cells are not values
+        bg = fig.layout.plot_bgcolor
+        assert bg == plots.mask_color(name)
+        scale = plots.colorscale_for(name, dark)
+        low = scale[0][1] if not isinstance(scale, str) else {"Viridis": "#440154", "Cividis": "rgb(0,32,76)"}[scale]
+        assert abs(luminance(bg) - luminance(low)) > 40                          # unlike a low value
+        assert fig.layout.shapes[0].type == "path"                              # and hatched
+        assert "masked" in fig.data[0].colorbar.title.text                      # said in the colour bar
+        grid = views.grid_figure(trace, "decoder", True, lk)
+        assert grid.layout.plot_bgcolor == bg and "masked" in grid.layout.title.text
+
+
+def test_hatch_covers_exactly_the_future_cells():
+    T = 5
+    path = plots.hatch_path(T, T)
+    pts = [tuple(map(float, p.split(","))) for seg in path.split("M")[1:] for p in seg.split("L")]
+    for x, y in pts:   # every end point on the border of a future cell: x - y >= 1 (column > row)
+        assert x - y >= 1 - 1e-9 and -0.5 <= x <= T - 0.5 and -0.5 <= y <= T - 0.5
+
+
+def test_cross_attention_bars_have_a_fixed_zero_to_one_axis():
+    trace = synthetic_trace()
+    for step, head in ((1, "1"), (3, "2"), (4, "mean over heads")):
+        cross = views.step_view(trace, step, 1, head, views.Look())[2]
+        assert list(cross.layout.yaxis.range) == [0, 1] and cross.layout.yaxis.autorange is False
+
+
+def test_cross_attention_matrix_grows_with_the_steps():
+    trace = synthetic_trace()
+    for step in (1, 3):
+        fig = views.cross_steps_figure(trace, step, 2, "mean", views.Look())
+        z = np.asarray(fig.data[0].z, dtype=float)
+        expected = trace.cross.probs[1].mean(0)
+        np.testing.assert_allclose(z[:step], expected[:step], atol=1e-3)      # the model's numbers, rows 1..step
+        assert np.isnan(z[step:]).all()                                       # later steps not drawn yet
+        shape = fig.layout.shapes[0]
+        assert (shape.y0, shape.y1) == (step - 1.5, step - 0.5)               # the current row outlined
+
+
+def test_long_source_pieces_are_cut_on_the_axis_and_whole_in_the_hover():
+    fig = plots.source_attention_bar(["▁extraordinarily", "▁a", "</s>"], [0.5, 0.3, 0.2])
+    assert fig.layout.xaxis.ticktext[0] == "1 ▁extraord…" and fig.data[0].x[0] == "1 ▁extraordinarily"
+
+
+def test_a_lone_word_marker_is_named():
+    fig = plots.topk_bar(["▁", "▁le"], [0.6, 0.4])
+    assert fig.layout.yaxis.ticktext[0] == "▁ (space)"
+    assert "▁ (space)" in views.chips(["▁"], "tgt")
+
+
+def test_inside_one_head_shows_the_full_scores_one_range_and_values():
+    T = 4
+    trace = synthetic_trace(T=T)
+    full = np.random.default_rng(5).normal(size=trace.decoder.scores.shape).astype(np.float32)
+    trace = dataclasses.replace(trace, decoder=dataclasses.replace(trace.decoder, scores=full))
+    fig = views.inside_view(trace, "decoder", 2, "2", 3, False, views.Look())[0]
+    raw, scaled, masked, soft = (np.asarray(d.z, dtype=float) for d in fig.data)
+    np.testing.assert_allclose(raw, full[1, 1] * np.sqrt(trace.d_head), atol=1e-2)   # QKᵀ, future cells included
+    np.testing.assert_allclose(scaled, full[1, 1], atol=1e-3)
+    future = trace.decoder.future
+    assert np.isfinite(raw[future]).all() and np.isnan(masked[future]).all() and (soft[future] == 0).all()
+    assert [d.coloraxis for d in fig.data] == ["coloraxis"] * 3 + ["coloraxis2"]   # one range for the scores
+    ca = fig.layout.coloraxis
+    assert ca.cmax == pytest.approx(np.abs(raw).max(), rel=1e-3) and ca.colorbar.title.text == "score"
+    assert all(d.texttemplate for d in fig.data)                                # values in the cells
+    assert fig.data[0].y[0].startswith("1 ")                                    # rows counted from 1, like the slider
+    assert len(fig.layout.shapes) == 2                                    # mask hatched in the last two panels
+
+
+def test_figures_grow_with_the_type_size_and_the_pieces():
+    trace = synthetic_trace()
+    small, large = views.Look(), views.Look(large=True)
+    for draw in (lambda lk: views.explorer_figure(trace, "encoder", 1, "1", "head", True, lk),
+                 lambda lk: views.inside_view(trace, "encoder", 1, "1", 1, False, lk)[0],
+                 lambda lk: views.summary_view(trace, "encoder", lk)[0],
+                 lambda lk: views.positional_views(trace, 32, [], lk)[1]):
+        assert draw(large).layout.height > draw(small).layout.height
+    long = plots.attention_heatmap(rand_attn(1, 1, 30, 30)[0, 0], ["x"] * 30, ["x"] * 30, "t", font_size=19)
+    row_px = (long.layout.height - long.layout.margin.t) / 30
+    assert row_px >= 19 and len(long.layout.yaxis.tickvals) == 30                # every row labelled, a line each
+
+
+def test_head_summary_leaves_out_the_decoders_first_row():
+    T = 5
+    a = np.zeros((1, 1, T, T))
+    a[0, 0, 0, 0] = 1.0
+    for i in range(1, T):
+        a[0, 0, i, : i + 1] = 1.0 / (i + 1)          # spread evenly over what it may see
+    row = analysis.head_summary(a, "decoder")[0]
+    assert row.entropy == pytest.approx(1.0) and row.label.startswith("broad")   # row 0 would add a 0 and "itself"
+
+
+def test_summary_cells_are_readable_labels():
+    trace = synthetic_trace()
+    fig = views.summary_view(trace, "encoder", views.Look())[0]
+    notes = fig.layout.annotations
+    assert len(notes) == trace.encoder.layers * trace.encoder.heads
+    assert all(n.font.color in ("white", "black") and n.font.size >= 10 for n in notes)
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_report_holds_the_views_and_reads_in_both_looks(dark):
+    from transformer.config import ModelConfig
+    from transformer.viz.report import build_report, report_filename
+    trace = synthetic_trace()
+    text = build_report(trace, ModelConfig(d_model=32, n_heads=4), views.Look(dark=dark))
+    assert ("background:#111827" in text and "color:#eee" in text) == dark
+    assert "<script src=" not in text and "Plotly.newPlot" in text and len(text) > 3_000_000   # inlined: offline
+    assert text.count("<h3>Step ") == len(trace.steps) and "s0 s1 s2 s3" in text.split("</h1>")[0]
+    assert text.count("Inside ") >= 3 and "every layer × head" in text
+    assert report_filename("Le café <b>noir</b>!") == "transformer-trace-le-cafe-b-noir-b.html"
+
+
+def test_a_long_prefix_shows_its_end_and_keeps_the_whole_on_hover():
+    prefix = [f"▁w{i}" for i in range(30)]
+    out = views.prefix_chips(prefix, shown=12)
+    assert out.count('class="piece tgt"') == 12 and "… 18 earlier" in out and 'title="▁w0 ▁w1' in out
+    assert views.prefix_chips([]) == "<i>(nothing yet)</i>"

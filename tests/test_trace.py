@@ -41,8 +41,8 @@ def test_trace_matches_a_teacher_forced_forward_pass(model_and_trace):
     np.testing.assert_allclose(trace.encoder.scores, stack(out.encoder_attentions, "scores"), **close)
     np.testing.assert_allclose(trace.decoder.probs, stack(out.decoder_self_attentions, "probs"), **close)
     dec_scores = stack(out.decoder_self_attentions, "scores")
-    np.testing.assert_allclose(trace.decoder.scores[..., ~future], dec_scores[..., ~future], **close)
-    assert np.isnan(trace.decoder.scores[..., future]).all()           # the future was never computed
+    np.testing.assert_allclose(trace.decoder.scores, dec_scores, **close)   # future cells included: the full QKᵀ/√d_k
+    assert np.isfinite(trace.decoder.scores).all() and (trace.decoder.probs[..., future] == 0).all()
     np.testing.assert_allclose(trace.cross.probs, stack(out.cross_attentions, "probs"), **close)
     np.testing.assert_allclose(trace.cross.scores, stack(out.cross_attentions, "scores"), **close)
     probs = torch.softmax(out.logits[0].float(), -1)
@@ -70,3 +70,21 @@ def test_trace_pieces_steps_and_axes_agree(model_and_trace, tokenizer):
     with pytest.raises(ValueError):
         trace.attention("sideways")
 
+
+
+def test_decoder_scores_are_q_dot_k_of_the_model_future_cells_included(model_and_trace):
+    """The full QKᵀ/√d_k that "inside one head" shows, recomputed from the first decoder layer's own
+    projections W^Q, W^K of the decoder input: the future (masked) cells hold real numbers too."""
+    model, trace = model_and_trace
+    cfg = model.cfg
+    tgt_in = torch.tensor([[cfg.bos_id] + trace.tgt_ids[:-1]])
+    attn = model.decoder_layers[0].self_attn
+    with torch.inference_mode():
+        x = model.embed(tgt_in, 0)
+        q, k = attn.split_heads(attn.w_q(x)), attn.split_heads(attn.w_k(x))
+        qk = (q @ k.transpose(-2, -1))[0].numpy() / np.sqrt(cfg.d_head)
+    assert len(trace.steps) > 2
+    np.testing.assert_allclose(trace.decoder.scores[0], qk, atol=1e-4, rtol=1e-4)
+    future = trace.decoder.future
+    assert future.any() and np.isfinite(trace.decoder.scores[0][:, future]).all()
+    assert np.abs(trace.decoder.scores[0][:, future]).max() > 0

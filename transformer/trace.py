@@ -6,8 +6,10 @@ neither side imports the other: this module needs only numpy (no torch, no gradi
 trace can be kept per user in the app and redrawn without running the model again.
 
 Attention arrays are (layers, heads, queries, keys), float32. Decoder queries are the decoder
-input positions <s> y1 ... y_{n-1}: step i's query produced output piece y_i. Cells the model
-never computed (a decoder position's future) hold probability 0 and score NaN.
+input positions <s> y1 ... y_{n-1}: step i's query produced output piece y_i. A decoder
+position's future cells hold probability 0 (the mask) and the score QKᵀ/√d_k the model computes
+for them in one teacher-forced pass after decoding (the KV cache never computes them), so the
+views can show the mask doing its work.
 """
 from __future__ import annotations
 
@@ -54,7 +56,7 @@ class AttentionMaps:
 
     kind: AttentionKind
     probs: np.ndarray                 # (layers, heads, queries, keys): softmax(QKᵀ/√d_k), masked = 0
-    scores: np.ndarray                # same shape: QKᵀ/√d_k before masking (NaN where never computed)
+    scores: np.ndarray                # same shape: QKᵀ/√d_k before masking (future cells included)
     queries: list[str]                # the piece at each query position
     keys: list[str]                   # the piece at each key position
 

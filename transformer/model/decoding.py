@@ -78,7 +78,8 @@ def greedy_decode(
 
 class DecoderAttentionRecorder:
     """Collects the decoder's attention, one query row per step, into (layers, heads, T, keys) arrays.
-    Decoder self-attention rows are written into a (T, T) matrix whose future cells stay empty."""
+    Decoder self-attention rows are written into a (T, T) matrix: future probabilities stay 0, future
+    scores come from one pass over the whole prefix at the end (``add_future_scores``)."""
 
     def __init__(self, layers: int, heads: int, max_steps: int, src_len: int) -> None:
         self.self_p = np.zeros((layers, heads, max_steps, max_steps), np.float32)
@@ -91,6 +92,14 @@ class DecoderAttentionRecorder:
         for li, (sw, cw) in enumerate(zip(dec.self_attentions, dec.cross_attentions)):
             self.self_p[li, :, t, : t + 1], self.self_s[li, :, t, : t + 1] = row(sw.probs), row(sw.scores)
             self.cross_p[li, :, t], self.cross_s[li, :, t] = row(cw.probs), row(cw.scores)
+
+    def add_future_scores(self, dec: DecoderOutput) -> None:
+        """The scores of the future cells (which the cache never computes) from a pass over the whole prefix."""
+        T = dec.self_attentions[0].scores.shape[-1]
+        future = np.triu(np.ones((T, T), dtype=bool), 1)
+        for li, sw in enumerate(dec.self_attentions):
+            full = sw.scores[0].float().cpu().numpy()                     # (H, T, T)
+            self.self_s[li, :, :T, :T] = np.where(future, full, self.self_s[li, :, :T, :T])
 
     def maps(self, T: int, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
         decoder = AttentionMaps("decoder", self.self_p[:, :, :T, :T].copy(), self.self_s[:, :, :T, :T].copy(),
@@ -145,6 +154,9 @@ def trace_greedy(
             break
         prefix = prefix + pieces[:1]
     tgt_ids = [s.token_id for s in steps]
+    if len(steps) > 1:   # one teacher-forced pass: the full QKᵀ of decoder self-attention, future cells included
+        tgt_in = torch.tensor([[cfg.bos_id] + tgt_ids[:-1]], device=device)
+        recorder.add_future_scores(model.decode(tgt_in, enc, output_attentions=True))
     decoder, cross = recorder.maps(len(steps), steps[-1].prefix if steps else [], source.pieces)
     return TranslationTrace(
         source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],

@@ -19,7 +19,8 @@ def row_entropy(attn: np.ndarray) -> np.ndarray:
 
 
 def head_entropy(attn: np.ndarray, causal: bool = False) -> np.ndarray:
-    """Mean entropy over query rows, normalised by the most it could be (log of keys visible): (L, H)."""
+    """Mean entropy over query rows, normalised by the most it could be (log of keys visible): (L, H).
+    A causal head's first row (which can only see <s>) has no choice and is left out."""
     ent = row_entropy(attn)                                        # (L, H, Tq)
     Tq, Tk = attn.shape[-2:]
     if causal:
@@ -27,18 +28,19 @@ def head_entropy(attn: np.ndarray, causal: bool = False) -> np.ndarray:
     else:
         visible = np.full(Tq, Tk)
     max_ent = np.log(np.maximum(visible, 2))
-    return (ent / max_ent).mean(-1) if Tq else np.zeros(attn.shape[:2])
+    first = 1 if causal and Tq > 1 else 0
+    return (ent / max_ent)[..., first:].mean(-1) if Tq else np.zeros(attn.shape[:2])
 
 
 def _pattern_scores(attn: np.ndarray, kind: str) -> dict[str, np.ndarray]:
     """Mean attention (over query rows) on the cells that define a simple pattern: each (L, H)."""
     L, H, Tq, Tk = attn.shape
     scores: dict[str, np.ndarray] = {}
-    rows = np.arange(Tq)
+    rows = np.arange(1 if kind == "decoder" and Tq > 1 else 0, Tq)   # the decoder's first row has no choice
     if kind in ("encoder", "decoder"):
         scores["itself"] = attn[..., rows, np.minimum(rows, Tk - 1)].mean(-1)
         if Tq > 1:
-            prev = attn[..., rows[1:], rows[1:] - 1].mean(-1)
+            prev = attn[..., rows[rows > 0], rows[rows > 0] - 1].mean(-1)
             scores["previous token"] = prev
         if kind == "encoder" and Tq > 1:
             scores["next token"] = attn[..., rows[:-1], rows[:-1] + 1].mean(-1)
@@ -81,7 +83,8 @@ class HeadSummary:
     entropy: float        # mean over query rows, normalised: 0 = one key, 1 = uniform
     pattern: str          # the strongest simple pattern ("" if none)
     pattern_score: float  # mean attention on that pattern's cells
-    label: str            # the pattern if strong enough, else "broad (spread out)" or "mixed"
+    label: str            # the pattern if it gets PATTERN_THRESHOLD of the attention, else "broad (spread out)"
+                          # above BROAD_ENTROPY, else "mixed" (no simple pattern dominates)
 
 
 def head_summary(attn: np.ndarray, kind: str, threshold: float = PATTERN_THRESHOLD) -> list[HeadSummary]:
@@ -154,8 +157,8 @@ def inside_head(scaled_scores: np.ndarray, d_k: int, causal: bool) -> HeadSteps:
     raw = scaled_scores * math.sqrt(d_k)
     Tq, Tk = scaled_scores.shape
     mask = np.tril(np.ones((Tq, Tk), dtype=bool), Tk - Tq) if causal else np.ones((Tq, Tk), dtype=bool)
-    # With the KV cache, future decoder scores are never computed: they stay blank in every panel.
-    shown = (lambda a: np.where(mask, a, np.nan)) if causal else (lambda a: a)
-    return HeadSteps(raw=shown(raw), scaled=shown(scaled_scores), masked=np.where(mask, scaled_scores, np.nan),
+    # The raw and scaled panels show every score, the future ones included (trace_greedy computes them),
+    # so that the mask panel is seen blanking them.
+    return HeadSteps(raw=raw, scaled=scaled_scores, masked=np.where(mask, scaled_scores, np.nan),
                      softmax=softmax(np.where(mask, scaled_scores, -np.inf)),
                      softmax_unscaled=softmax(np.where(mask, raw, -np.inf)), mask=mask)

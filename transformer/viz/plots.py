@@ -14,10 +14,39 @@ from typing import Optional, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+import plotly.colors as pc
+
+from ..config import (BASE_FONT, CELL_VALUES_MAX_PIECES, LABEL_MAX_CHARS, MASK_COLOR, MASK_COLOR_GREYS)
 from .analysis import HeadSteps
 
-COLORSCALES = {"Viridis": "Viridis", "Cividis": "Cividis", "Magma": "Magma", "Blues": "Blues", "Greys": "Greys"}
+def _stops(colors: Sequence[str]) -> list:
+    """An explicit colour scale (a list of [position, colour]) from colours spread evenly."""
+    n = len(colors) - 1
+    return [[round(i / n, 4), c] for i, c in enumerate(colors)]
+
+
+# The offered scales, as plotly.js draws them: a name plotly.js knows, or an explicit list of colours
+# (plotly.js has no "Magma"; its "Blues" and "Greys" run dark to light). tests/test_plots.py checks
+# every scale in the figures against plotly.js's own list of names.
+COLORSCALES = {"Viridis": "Viridis", "Cividis": "Cividis", "Magma": _stops(pc.sequential.Magma),
+               "Blues": _stops(pc.sequential.Blues), "Greys": _stops(pc.sequential.Greys)}
+REVERSED_IN_DARK = ("Blues", "Greys")   # light → dark in the light look; dark → light in the dark one
 DEFAULT_SCALE = "Viridis"   # perceptually uniform and readable by colour-blind viewers
+# Scores: ColorBrewer's red-white-blue (plotly.js's own "RdBu" is grey in the middle, like a masked cell).
+SCORE_SCALE = _stops(pc.diverging.RdBu)
+
+
+def colorscale_for(name: str, dark: bool = False):
+    """The scale as plotly.js should draw it, so that strong attention is the most salient colour:
+    dark on the light page, bright on the dark one."""
+    scale = COLORSCALES.get(name, COLORSCALES[DEFAULT_SCALE])
+    if dark and name in REVERSED_IN_DARK:
+        return [[round(1 - p, 4), c] for p, c in reversed(scale)]
+    return scale
+
+
+def mask_color(name: str) -> str:
+    return MASK_COLOR_GREYS if name == "Greys" else MASK_COLOR
 
 
 def _f32(z, decimals: int = 4) -> np.ndarray:
@@ -25,13 +54,41 @@ def _f32(z, decimals: int = 4) -> np.ndarray:
     return np.round(np.asarray(z, dtype=np.float64), decimals).astype(np.float32)
 
 
+def shown_piece(token: str) -> str:
+    """A piece as a reader should see it: a lone word marker is named, not left as a bare "▁"."""
+    return "▁ (space)" if token == "▁" else str(token)
+
+
 def esc(token: str) -> str:
     """A token as Plotly should show it: markup escaped, SentencePiece's word marker kept visible."""
-    return html.escape(str(token), quote=True)
+    return html.escape(shown_piece(token), quote=True)
 
 
 def esc_all(tokens: Sequence[str]) -> list[str]:
     return [esc(t) for t in tokens]
+
+
+def numbered(tokens: Sequence[str]) -> list[str]:
+    """Unique, 1-based category names ("3 ▁la"): repeated pieces keep their own rows, the same
+    numbering as every slider, and the hover names position and piece."""
+    return [f"{i} {t}" for i, t in enumerate(esc_all(tokens), start=1)]
+
+
+def short(label: str, n: int = LABEL_MAX_CHARS) -> str:
+    """A tick label cut to n characters (escaped labels are cut before their entities: html.unescape first)."""
+    raw = html.unescape(label)
+    return label if len(raw) <= n else html.escape(raw[: n - 1]) + "…"
+
+
+def grow(height: int, font_size: int) -> int:
+    """A height drawn for the normal type size, grown in proportion for presenter mode."""
+    return int(height * max(1.0, font_size / BASE_FONT))
+
+
+def label_room(labels: Sequence[str], font_size: int, angle: float = 45) -> int:
+    """Pixels a row of rotated tick labels (cut to LABEL_MAX_CHARS) takes below an axis."""
+    longest = max((min(len(html.unescape(t)), LABEL_MAX_CHARS) for t in labels), default=1)
+    return int(0.62 * font_size * longest * np.sin(np.radians(angle)) + 1.2 * font_size)
 
 
 def _top_margin(font_size: int, title) -> int:
@@ -46,12 +103,47 @@ def _ticks(labels: Sequence[str], max_ticks: int = 80) -> dict:
     return dict(tickmode="array", tickvals=vals, ticktext=[esc(labels[i]) for i in vals])
 
 
+def _cat_ticks(cats: Sequence[str], max_ticks: int = 80) -> dict:
+    """Every category labelled (cut to LABEL_MAX_CHARS; the hover has the full text) up to max_ticks."""
+    step = max(1, int(np.ceil(len(cats) / max_ticks)))
+    vals = list(cats[::step])
+    return dict(type="category", tickmode="array", tickvals=vals, ticktext=[short(c) for c in vals])
+
+
+def hatch_path(n_rows: int, n_cols: int) -> str:
+    """Diagonal lines across the causal mask's future cells (column > row), in cell coordinates."""
+    segs = []
+    for c2 in range(2, 2 * n_cols - 1):           # lines x - y = c2 / 2, half a cell apart
+        c = c2 / 2
+        x0, y0 = c - 0.5, -0.5
+        x1 = n_cols - 0.5
+        y1 = x1 - c
+        if y1 > n_rows - 0.5:
+            y1 = n_rows - 0.5
+            x1 = y1 + c
+        segs.append(f"M{x0:g},{y0:g}L{x1:g},{y1:g}")
+    return "".join(segs)
+
+
+def mask_hatch(n_rows: int, n_cols: int, xref: str = "x", yref: str = "y") -> dict:
+    return dict(type="path", path=hatch_path(n_rows, n_cols), xref=xref, yref=yref,
+                line=dict(color="rgba(255,255,255,0.85)", width=1), layer="above")
+
+
+def heatmap_height(n_rows: int, x_labels: Sequence[str], font_size: int, title: bool = True, cap: int = 1400) -> int:
+    """Tall enough that every row label has its line at this type size, with room for the title
+    above and the rotated column labels and axis title below."""
+    row = max(16, int(1.45 * font_size))
+    return int(min(cap, max(grow(360, font_size), _top_margin(font_size, title) + row * max(n_rows, 6)
+                            + label_room(x_labels, font_size) + 2 * font_size + 20)))
+
+
 def attention_heatmap(
     attn: np.ndarray,                  # (Tq, Tk) probabilities
     query_labels: Sequence[str],
     key_labels: Sequence[str],
     title: str = "",
-    masked: Optional[np.ndarray] = None,   # bool (Tq, Tk): True where the cell is masked (drawn empty)
+    masked: Optional[np.ndarray] = None,   # bool (Tq, Tk): True where the cell is masked (drawn hatched grey)
     zmax: Optional[float] = None,
     colorscale: str = DEFAULT_SCALE,
     dark: bool = False,
@@ -62,24 +154,23 @@ def attention_heatmap(
     zmin: Optional[float] = 0.0,
     height: Optional[int] = None,
 ) -> go.Figure:
-    """One large heatmap with tokens on both axes and exact values on hover."""
+    """One large heatmap with numbered pieces on both axes; the hover names both ("query 3 ▁la ·
+    key 5 ▁la: 0.412"). Masked cells are a hatched fixed grey, said in the colour bar."""
     z = np.array(attn, dtype=np.float64)
     if masked is not None:
         z = np.where(masked, np.nan, z)
     Tq, Tk = z.shape
-    q = esc_all(query_labels)
-    k = esc_all(key_labels)
-    custom = np.empty((Tq, Tk, 2), dtype=object)
-    for i in range(Tq):
-        for j in range(Tk):
-            custom[i, j, 0], custom[i, j, 1] = q[i], k[j]
-    heat = dict(type="heatmap", z=_f32(z, 4), x=list(range(Tk)), y=list(range(Tq)), customdata=custom,
-                colorscale=COLORSCALES.get(colorscale, colorscale), zmin=zmin, zmax=zmax, hoverongaps=False,
-                hovertemplate=f"query %{{y}}: %{{customdata[0]}}<br>key %{{x}}: %{{customdata[1]}}<br>{value_name}: %{{z:.3f}}<extra></extra>",
-                colorbar=dict(title=dict(text=value_name), thickness=14), xgap=1, ygap=1)
-    layout = dict(xaxis=dict(title=dict(text=xaxis_title), side="bottom", tickangle=-45, showgrid=False, **_ticks(key_labels)),
-                  yaxis=dict(title=dict(text=yaxis_title), autorange="reversed", showgrid=False, **_ticks(query_labels)))
-    size = height or int(min(900, max(360, 140 + 28 * max(Tq, 6))))
+    q, k = numbered(query_labels), numbered(key_labels)
+    bar_title = value_name + ("<br>▨ = masked" if masked is not None and masked.any() else "")
+    heat = dict(type="heatmap", z=_f32(z, 4), x=k, y=q, colorscale=colorscale_for(colorscale, dark), zmin=zmin,
+                zmax=zmax, hoverongaps=False, hovertemplate=f"query %{{y}} · key %{{x}}: %{{z:.3f}}<extra>{value_name}</extra>",
+                colorbar=dict(title=dict(text=bar_title), thickness=14), xgap=1, ygap=1)
+    layout = dict(xaxis=dict(title=dict(text=xaxis_title), side="bottom", tickangle=-45, showgrid=False, **_cat_ticks(k)),
+                  yaxis=dict(title=dict(text=yaxis_title), autorange="reversed", showgrid=False, **_cat_ticks(q)))
+    if masked is not None and masked.any():
+        layout["plot_bgcolor"] = mask_color(colorscale)
+        layout["shapes"] = [mask_hatch(Tq, Tk)]
+    size = height or heatmap_height(Tq, k, font_size, bool(title))
     return _fast_figure([heat], layout, dark, font_size, size, title)
 
 
@@ -100,10 +191,9 @@ def attention_grid(
     subplots, plotly's validation costs far more than the drawing (see bench/run.py)."""
     L, H, Tq, Tk = attn.shape
     # Unique category names ("3 ▁the") keep repeated tokens apart and make hover text cheap.
-    q = [f"{i} {t}" for i, t in enumerate(esc_all(query_labels))]
-    k = [f"{j} {t}" for j, t in enumerate(esc_all(key_labels))]
+    q, k = numbered(query_labels), numbered(key_labels)
     zmax = float(np.nanmax(attn)) if shared_scale and attn.size else None
-    scale = COLORSCALES.get(colorscale, colorscale)
+    scale = colorscale_for(colorscale, dark)
     gap_x, gap_y = 0.012, 0.04
     w = (1 - gap_x * (H - 1)) / H
     h_ = (1 - gap_y * (L - 1)) / L
@@ -117,7 +207,7 @@ def attention_grid(
                 z = np.where(masked, np.nan, z)
             trace = dict(type="heatmap", z=_f32(z, 3), x=k, y=q, showscale=False, hoverongaps=False,
                          xaxis=f"x{n}", yaxis=f"y{n}",
-                         hovertemplate=f"layer {l + 1}, head {h + 1}<br>%{{y}} → %{{x}}<br>%{{z:.3f}}<extra></extra>")
+                         hovertemplate=f"L{l + 1} H{h + 1}<br>query %{{y}} · key %{{x}}: %{{z:.3f}}<extra></extra>")
             if shared_scale:
                 trace["coloraxis"] = "coloraxis"
             else:
@@ -132,10 +222,12 @@ def attention_grid(
                                     xanchor="center", yanchor="bottom", showarrow=False,
                                     font=dict(size=max(9, font_size - 2))))
     layout["annotations"] = annotations
+    if masked is not None and masked.any():
+        layout["plot_bgcolor"] = mask_color(colorscale)
     if shared_scale:
         layout["coloraxis"] = dict(colorscale=scale, cmin=0, cmax=zmax,
                                    colorbar=dict(title=dict(text="weight"), thickness=12))
-    return _fast_figure(data, layout, dark, font_size, int(150 * L + 90), title)
+    return _fast_figure(data, layout, dark, font_size, grow(150 * L + 90, font_size + 2), title)
 
 
 def figure_from_dicts(data: list, layout: dict) -> go.Figure:
@@ -147,7 +239,7 @@ def figure_from_dicts(data: list, layout: dict) -> go.Figure:
 
 
 def _fast_figure(data: list, layout: dict, dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> go.Figure:
-    return figure_from_dicts(data, {**layout, **_style_dict(dark, font_size, height, title)})
+    return figure_from_dicts(data, {**_style_dict(dark, font_size, height, title), **layout})   # a view's margin wins
 
 
 def _style_dict(dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> dict:
@@ -171,40 +263,86 @@ def topk_bar(pieces: Sequence[str], probs: Sequence[float], chosen: int = 0, tit
                hovertemplate="%{customdata}: %{x:.2%}<extra></extra>", cliponaxis=False)
     layout = dict(yaxis=dict(autorange="reversed", **_ticks(pieces)),
                   xaxis=dict(title=dict(text="probability"), range=[0, 1.15], tickformat=".0%"))
-    return _fast_figure([bar], layout, dark, font_size, int(120 + 30 * max(len(labels), 3)), title)
+    height = _top_margin(font_size, title) + int(1.9 * font_size) * max(len(labels), 3) + 3 * font_size + 20
+    return _fast_figure([bar], layout, dark, font_size, height, title)
 
 
 def source_attention_bar(src_pieces: Sequence[str], weights: Sequence[float], title: str = "",
                          dark: bool = False, font_size: int = 14) -> go.Figure:
-    """Which source pieces the decoder looked at in one step (bars over the source)."""
+    """Which source pieces the decoder looked at in one step (bars over the source), on a fixed
+    0–1 axis so that steps and heads compare; long pieces are cut on the axis, whole in the hover."""
     w = np.asarray(weights, dtype=np.float64)
     top = int(np.argmax(w)) if w.size else -1
-    bar = dict(type="bar", x=list(range(len(src_pieces))), y=_f32(w, 4), customdata=esc_all(src_pieces),
+    x = numbered(src_pieces)
+    bar = dict(type="bar", x=x, y=_f32(w, 4),
                marker=dict(color=["#D55E00" if i == top else "#0072B2" for i in range(len(w))]),
-               hovertemplate="%{customdata}: %{y:.3f}<extra></extra>")
-    layout = dict(xaxis=dict(tickangle=-45, **_ticks(src_pieces)),
-                  yaxis=dict(title=dict(text="attention"), range=[0, max(0.05, float(w.max()) * 1.1) if w.size else 1]))
-    return _fast_figure([bar], layout, dark, font_size, 340, title)
+               hovertemplate="source %{x}: %{y:.3f}<extra></extra>")
+    layout = dict(xaxis=dict(tickangle=-45, **_cat_ticks(x)),
+                  yaxis=dict(title=dict(text="attention"), range=[0, 1], autorange=False, fixedrange=True))
+    height = _top_margin(font_size, title) + grow(220, font_size) + label_room(x, font_size)
+    return _fast_figure([bar], layout, dark, font_size, height, title)
+
+
+def cross_steps_heatmap(attn: np.ndarray, step: int, out_labels: Sequence[str], src_labels: Sequence[str],
+                        title: str = "", colorscale: str = DEFAULT_SCALE, dark: bool = False,
+                        font_size: int = 14) -> go.Figure:
+    """Cross-attention (T, S) of every step so far: rows 1..step drawn, later rows still empty, the
+    current row outlined, so the alignment grows as the steps advance. Colour range fixed at 0–1."""
+    T, S = attn.shape
+    z = np.where(np.arange(T)[:, None] < step, attn, np.nan)
+    q, k = numbered(out_labels), numbered(src_labels)
+    heat = dict(type="heatmap", z=_f32(z, 3), x=k, y=q, colorscale=colorscale_for(colorscale, dark), zmin=0, zmax=1,
+                hoverongaps=False, xgap=1, ygap=1, colorbar=dict(title=dict(text="weight"), thickness=12),
+                hovertemplate="step %{y} · source %{x}: %{z:.3f}<extra></extra>")
+    current = dict(type="rect", xref="paper", yref="y", x0=0, x1=1, y0=step - 1.5, y1=step - 0.5,
+                   line=dict(color="#E69F00", width=3))
+    layout = dict(xaxis=dict(tickangle=-45, showgrid=False, title=dict(text="source piece"), **_cat_ticks(k)),
+                  yaxis=dict(autorange="reversed", showgrid=False, title=dict(text="step → piece produced"),
+                             **_cat_ticks(q)),
+                  shapes=[current])
+    return _fast_figure([heat], layout, dark, font_size, heatmap_height(T, k, font_size, bool(title), cap=1000), title)
+
+
+# Short cell labels for the head summary (the table and the hover carry the full name).
+SHORT_PATTERN = {"previous token": "prev.", "next token": "next", "itself": "itself", "end of sentence": "</s>",
+                 "start token <s>": "<s>", "diagonal / monotonic": "diag.", "broad (spread out)": "broad",
+                 "mixed": "mixed", "": "–"}
 
 
 def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: str = "", value_name: str = "entropy",
-                    colorscale: str = "Cividis", dark: bool = False, font_size: int = 14) -> go.Figure:
-    """(L, H) values with a text label in every cell (e.g. a head's pattern)."""
+                    colorscale: str = "Cividis", dark: bool = False, font_size: int = 14,
+                    scores: Optional[np.ndarray] = None, patterns: Optional[Sequence[Sequence[str]]] = None) -> go.Figure:
+    """(L, H) values with a short label in every cell (a head's label; given patterns and scores, the
+    strongest pattern's share, in brackets when it is too weak to be the label),
+    written white on dark cells and black on light ones."""
     L, H = values.shape
-    text = [[esc(labels[l][h]) for h in range(H)] for l in range(L)]
-    heat = dict(type="heatmap", z=_f32(values, 3), x=[f"head {h + 1}" for h in range(H)],
-                y=[f"layer {l + 1}" for l in range(L)], text=text, texttemplate="%{text}",
-                textfont=dict(size=max(9, font_size - 3)), colorscale=colorscale, zmin=0, zmax=1,
+    x, y = [f"head {h + 1}" for h in range(H)], [f"layer {l + 1}" for l in range(L)]
+    full = [[esc(labels[l][h]) for h in range(H)] for l in range(L)]
+    heat = dict(type="heatmap", z=_f32(values, 3), x=x, y=y, customdata=full, colorscale=colorscale, zmin=0, zmax=1,
                 colorbar=dict(title=dict(text=value_name), thickness=12), xgap=2, ygap=2,
-                hovertemplate="%{y}, %{x}<br>" + value_name + ": %{z:.2f}<br>%{text}<extra></extra>")
-    return _fast_figure([heat], dict(yaxis=dict(autorange="reversed")), dark, font_size, 120 + 80 * L, title)
+                hovertemplate="%{y}, %{x}<br>" + value_name + ": %{z:.2f}<br>%{customdata}<extra></extra>")
+    size = max(10, min(font_size, int(font_size * 7 / max(H, 1))))
+    notes = []
+    for l in range(L):
+        for h in range(H):
+            text = esc(SHORT_PATTERN.get(labels[l][h], labels[l][h]))
+            if scores is not None and patterns is not None:
+                if labels[l][h] == patterns[l][h]:
+                    text += f"<br>{scores[l, h]:.0%}"
+                elif patterns[l][h]:   # too weak to be the label: its strongest pattern, in brackets
+                    text += f"<br>({esc(SHORT_PATTERN.get(patterns[l][h], patterns[l][h]))} {scores[l, h]:.0%})"
+            notes.append(dict(x=x[h], y=y[l], text=text, showarrow=False,
+                              font=dict(size=size, color="white" if values[l, h] < 0.6 else "black")))
+    layout = dict(yaxis=dict(autorange="reversed"), annotations=notes)
+    return _fast_figure([heat], layout, dark, font_size, _top_margin(font_size, title) + grow(70, font_size) * L + 40,
+                        title)
 
 
 def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoidal positional encoding",
                        dark: bool = False, font_size: int = 14) -> go.Figure:
     """The PE matrix, positions x dimensions; the input's positions marked by a box."""
     T, D = pe.shape
-    heat = dict(type="heatmap", z=_f32(pe, 3), x=list(range(D)), y=list(range(T)), colorscale="RdBu", zmid=0,
+    heat = dict(type="heatmap", z=_f32(pe, 3), x=list(range(D)), y=list(range(T)), colorscale=SCORE_SCALE, zmid=0,
                 zmin=-1, zmax=1, colorbar=dict(title=dict(text="value"), thickness=12),
                 hovertemplate="position %{y}, dimension %{x}: %{z:.3f}<extra></extra>")
     layout = dict(xaxis=dict(title=dict(text="dimension i (even = sin, odd = cos)")),
@@ -213,8 +351,11 @@ def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoid
         layout["shapes"] = [dict(type="rect", x0=-0.5, x1=D - 0.5, y0=-0.5, y1=min(n_marked, T) - 0.5,
                                  line=dict(color="#E69F00", width=3))]
         layout["annotations"] = [dict(x=D - 1, y=min(n_marked, T) - 0.5, text=f"your input: positions 0–{n_marked - 1}",
-                                      showarrow=False, xanchor="right", yanchor="top", font=dict(color="#E69F00"))]
-    return _fast_figure([heat], layout, dark, font_size, 480, title)
+                                      showarrow=False, xanchor="right", yanchor="top", borderpad=4,
+                                      bgcolor="rgba(20,20,20,0.85)" if dark else "rgba(255,255,255,0.92)",
+                                      bordercolor="#E69F00", borderwidth=2,
+                                      font=dict(color="#f5f5f5" if dark else "#111111"))]
+    return _fast_figure([heat], layout, dark, font_size, grow(480, font_size), title)
 
 
 def positional_curves(pe: np.ndarray, dims: Sequence[int], n_marked: int = 0, dark: bool = False,
@@ -226,15 +367,20 @@ def positional_curves(pe: np.ndarray, dims: Sequence[int], n_marked: int = 0, da
         if 0 <= d < D:
             kind = "sin" if d % 2 == 0 else "cos"
             data.append(dict(type="scatter", x=list(range(T)), y=_f32(pe[:, d], 4), mode="lines",
-                             name=f"dim {d} ({kind}, wavelength {2 * np.pi * 10000 ** ((d - d % 2) / D):.1f})"))
+                             name=f"dim {d} {kind}, λ {2 * np.pi * 10000 ** ((d - d % 2) / D):.1f}"))
+    # The legend sits below the axis title in room of its own (container coordinates), never over it.
+    legend_rows = int(np.ceil(len(data) / 2))
+    bottom = int(3.2 * font_size + 1.6 * font_size * legend_rows)
     layout = dict(xaxis=dict(title=dict(text="position")), yaxis=dict(title=dict(text="PE value"), range=[-1.1, 1.1]),
-                  legend=dict(orientation="h", y=-0.25))
+                  legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
+                  margin=dict(l=10, r=10, t=_top_margin(font_size, True), b=bottom))
     if n_marked:
         layout["shapes"] = [dict(type="rect", xref="x", yref="paper", x0=0, x1=n_marked - 1, y0=0, y1=1,
                                  fillcolor="#E69F00", opacity=0.15, line=dict(width=0))]
         layout["annotations"] = [dict(xref="x", yref="paper", x=0, y=1, text="your input", showarrow=False,
                                       xanchor="left", yanchor="bottom")]
-    return _fast_figure(data, layout, dark, font_size, 420, "Sine and cosine curves of chosen dimensions")
+    return _fast_figure(data, layout, dark, font_size, grow(380, font_size) + bottom,
+                        "Sine and cosine curves of chosen dimensions")
 
 
 def positional_similarity(pe: np.ndarray, n_marked: int = 0, dark: bool = False, font_size: int = 14) -> go.Figure:
@@ -248,51 +394,78 @@ def positional_similarity(pe: np.ndarray, n_marked: int = 0, dark: bool = False,
     if n_marked:
         layout["shapes"] = [dict(type="rect", x0=-0.5, y0=-0.5, x1=n_marked - 0.5, y1=n_marked - 0.5,
                                  line=dict(color="#E69F00", width=3))]
-    return _fast_figure([heat], layout, dark, font_size, 480, "Similarity of position encodings, PE(p) · PE(q)")
+    return _fast_figure([heat], layout, dark, font_size, grow(480, font_size),
+                        "Similarity of position encodings, PE(p) · PE(q)")
 
 
 def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels: Sequence[str], d_k: int,
-                       scaled: bool = True, title: str = "", dark: bool = False, font_size: int = 13) -> go.Figure:
-    """The four steps of scaled dot-product attention for one head side by side."""
-    panels = [("QKᵀ (raw scores)", steps.raw, "RdBu", True),
-              (f"÷ √d_k = ÷ {np.sqrt(d_k):.2f}", steps.scaled, "RdBu", True),
-              ("masked (blank = −∞)", steps.masked, "RdBu", True),
-              ("softmax" if scaled else "softmax WITHOUT ÷√d_k",
-               steps.softmax if scaled else steps.softmax_unscaled, "Viridis", False)]
-    q = [f"{i} {t}" for i, t in enumerate(esc_all(query_labels))]
-    k = [f"{j} {t}" for j, t in enumerate(esc_all(key_labels))]
-    gap, data, layout, notes = 0.05, [], {}, []
-    w = (1 - 3 * gap) / 4
-    for c, (name, z, cs, diverging) in enumerate(panels, start=1):
-        z = np.asarray(z, dtype=np.float64)
-        lim = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
-        data.append(dict(type="heatmap", z=_f32(z, 3), x=k, y=q, colorscale=cs, zmid=0 if diverging else None,
-                         zmin=-lim if diverging else 0, zmax=lim if diverging else 1, showscale=False, hoverongaps=False,
-                         xaxis=f"x{c}", yaxis=f"y{c}",
-                         hovertemplate=f"{name}<br>%{{y}} → %{{x}}: %{{z:.3f}}<extra></extra>"))
-        x0 = (c - 1) * (w + gap)
-        layout[f"xaxis{c}"] = dict(domain=[round(x0, 6), round(min(1.0, x0 + w), 6)], anchor=f"y{c}", showgrid=False,
-                                   tickangle=-60)
-        layout[f"yaxis{c}"] = dict(domain=[0, 1], anchor=f"x{c}", autorange="reversed", showgrid=False,
-                                   showticklabels=c == 1)
-        notes.append(dict(text=name, x=x0 + w / 2, y=1, xref="paper", yref="paper", xanchor="center",
+                       scaled: bool = True, title: str = "", dark: bool = False, font_size: int = 13,
+                       colorscale: str = DEFAULT_SCALE) -> go.Figure:
+    """The four steps of scaled dot-product attention for one head, two by two. The three score
+    panels share one colour range and colour bar (so ÷√d_k is visibly a shrink), the softmax has
+    its own 0–1 bar; masked cells are hatched; short sentences get the values in the cells."""
+    panels = [("1. QKᵀ (raw scores)", steps.raw, "coloraxis"),
+              (f"2. ÷ √d_k = ÷ {np.sqrt(d_k):.2f}", steps.scaled, "coloraxis"),
+              ("3. mask (hatched = −∞)", steps.masked, "coloraxis"),
+              ("4. softmax" if scaled else "4. softmax WITHOUT ÷√d_k",
+               steps.softmax if scaled else steps.softmax_unscaled, "coloraxis2")]
+    q, k = numbered(query_labels), numbered(key_labels)
+    Tq, Tk = len(q), len(k)
+    values = max(Tq, Tk) <= CELL_VALUES_MAX_PIECES
+    row = max(14, int(1.3 * font_size))
+    panel, title_h, xlab = row * max(Tq, 4), int(1.8 * font_size), label_room(k, font_size, 60)
+    top = _top_margin(font_size, title) + title_h
+    plot_h = 2 * panel + title_h
+    lim = float(np.nanmax(np.abs(steps.raw))) if np.isfinite(steps.raw).any() else 1.0
+    gap, data, notes, shapes = 0.07, [], [], []
+    layout = dict(coloraxis=dict(colorscale=SCORE_SCALE, cmid=0, cmin=-lim, cmax=lim,
+                                 colorbar=dict(title=dict(text="score"), thickness=12, len=0.45, y=1, yanchor="top")),
+                  coloraxis2=dict(colorscale=colorscale_for(colorscale, dark), cmin=0, cmax=1,
+                                  colorbar=dict(title=dict(text="weight"), thickness=12, len=0.45, y=0, yanchor="bottom")),
+                  margin=dict(l=10, r=10, t=top, b=xlab + 10))
+    w = (1 - gap) / 2
+    for c, (name, z, axis) in enumerate(panels, start=1):
+        col, r = (c - 1) % 2, (c - 1) // 2
+        x0 = col * (w + gap)
+        y0 = 0 if r else (panel + title_h) / plot_h
+        y1 = panel / plot_h if r else 1
+        tr = dict(type="heatmap", z=_f32(z, 3), x=k, y=q, coloraxis=axis, hoverongaps=False, xaxis=f"x{c}",
+                  yaxis=f"y{c}", xgap=1, ygap=1,
+                  hovertemplate=f"{name}<br>query %{{y}} · key %{{x}}: %{{z:.3f}}<extra></extra>")
+        if values:
+            tr.update(texttemplate="%{z:.2f}" if axis == "coloraxis2" else "%{z:.1f}",
+                      textfont=dict(size=max(8, font_size - 5)))
+        data.append(tr)
+        layout[f"xaxis{c}"] = dict(domain=[round(x0, 6), round(x0 + w, 6)], anchor=f"y{c}", showgrid=False,
+                                   tickangle=-60, showticklabels=r == 1, **_cat_ticks(k))
+        layout[f"yaxis{c}"] = dict(domain=[round(y0, 6), round(y1, 6)], anchor=f"x{c}", autorange="reversed",
+                                   showgrid=False, showticklabels=col == 0, **_cat_ticks(q))
+        notes.append(dict(text=f"<b>{name}</b>", x=x0, y=y1, xref="paper", yref="paper", xanchor="left",
                           yanchor="bottom", showarrow=False))
-    layout["annotations"] = notes
-    return _fast_figure(data, layout, dark, font_size, int(min(700, max(380, 160 + 22 * len(q)))), title)
+        if c >= 3 and not steps.mask.all():
+            shapes.append(mask_hatch(Tq, Tk, f"x{c}", f"y{c}"))
+    layout.update(annotations=notes, shapes=shapes)
+    if not steps.mask.all():
+        layout["plot_bgcolor"] = MASK_COLOR
+    return _fast_figure(data, layout, dark, font_size, top + plot_h + xlab + 10, title)
 
 
 def softmax_temperature_figure(row_scaled: np.ndarray, row_unscaled_softmax: np.ndarray, row_scaled_softmax: np.ndarray,
                                key_labels: Sequence[str], title: str = "", dark: bool = False,
                                font_size: int = 14) -> go.Figure:
     """One query row: softmax with and without the 1/√d_k scaling, the paper's argument in one plot."""
-    x = list(range(len(key_labels)))
-    data = [dict(type="bar", x=x, y=_f32(row_scaled_softmax, 4), name="softmax(QKᵀ/√d_k)", marker=dict(color="#0072B2")),
+    x = numbered(key_labels)
+    hover = "key %{x}: %{y:.3f}<extra>%{fullData.name}</extra>"
+    data = [dict(type="bar", x=x, y=_f32(row_scaled_softmax, 4), name="softmax(QKᵀ/√d_k)", marker=dict(color="#0072B2"),
+                 hovertemplate=hover),
             dict(type="bar", x=x, y=_f32(row_unscaled_softmax, 4), name="softmax(QKᵀ) — unscaled",
-                 marker=dict(color="#D55E00"))]
-    layout = dict(barmode="group", legend=dict(orientation="h", y=1.12),
-                  xaxis=dict(tickangle=-45, **_ticks(key_labels)),
-                  yaxis=dict(title=dict(text="attention weight"), range=[0, 1.05]))
-    return _fast_figure(data, layout, dark, font_size, 380, title)
+                 marker=dict(color="#D55E00"), hovertemplate=hover)]
+    room = label_room(x, font_size)
+    layout = dict(barmode="group", legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
+                  xaxis=dict(tickangle=-45, **_cat_ticks(x)),
+                  yaxis=dict(title=dict(text="attention weight"), range=[0, 1.05]),
+                  margin=dict(l=10, r=10, t=_top_margin(font_size, title), b=room + 2 * font_size + 10))
+    return _fast_figure(data, layout, dark, font_size, grow(300, font_size) + room + 2 * font_size, title)
 
 
 def empty_figure(message: str, dark: bool = False, font_size: int = 16) -> go.Figure:

@@ -10,7 +10,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..config import PE_DEFAULT_DIMS, PE_MIN_POSITIONS, RARE_PIECE_COUNT
+from ..config import (BASE_FONT, BROAD_ENTROPY, PATTERN_THRESHOLD, PE_DEFAULT_DIMS, PE_MIN_POSITIONS,
+                      PRESENTER_FONT, PREFIX_SHOWN_PIECES, RARE_PIECE_COUNT)
 from ..io.tokenizer import EOS_PIECE, detokenize
 from ..positional import sinusoidal_encoding
 from ..trace import AttentionKind, AttentionMaps, TranslationTrace
@@ -23,7 +24,7 @@ KIND_TITLES = {
 }
 AXIS_TITLES = {   # (query axis, key axis)
     "encoder": ("source piece (query)", "source piece (key)"),
-    "decoder": ("decoder input (query)", "decoder input (key; blank = future, masked)"),
+    "decoder": ("decoder input (query)", "decoder input (key; hatched grey = future, masked)"),
     "cross": ("target step (→ token it produced)", "source piece"),
 }
 
@@ -36,12 +37,12 @@ class Look:
 
     @property
     def font(self) -> int:
-        return 19 if self.large else 14
+        return PRESENTER_FONT if self.large else BASE_FONT
 
 
 def query_labels(trace: TranslationTrace, maps: AttentionMaps) -> list[str]:
     """Row labels: the query pieces; for cross-attention, the piece each step produced ("→ chat")."""
-    return [f"→ {p}" for p in trace.tgt_pieces] if maps.kind == "cross" else maps.queries
+    return [f"→ {plots.shown_piece(p)}" for p in trace.tgt_pieces] if maps.kind == "cross" else maps.queries
 
 
 def clamp(value, lo: int, hi: int) -> int:
@@ -61,7 +62,7 @@ def n_steps(trace: Optional[TranslationTrace]) -> int:
 
 def chips(pieces, cls: str) -> str:
     """Pieces as HTML chips (escaped: markup in the input is shown as text)."""
-    return "".join(f'<span class="piece {cls}">{html.escape(p)}</span>' for p in pieces)
+    return "".join(f'<span class="piece {cls}">{html.escape(plots.shown_piece(p))}</span>' for p in pieces)
 
 
 def source_chips(trace: TranslationTrace) -> tuple[str, list[tuple[str, int]]]:
@@ -74,10 +75,11 @@ def source_chips(trace: TranslationTrace) -> tuple[str, list[tuple[str, int]]]:
     for p, c in zip(trace.src_pieces, counts):
         if c < RARE_PIECE_COUNT and p != EOS_PIECE:
             rare.append((p, c))
-            out.append(f'<span class="piece src rare" title="seen {c} times in training">{html.escape(p)}'
-                       f'<sup>{c}</sup></span>')
+            out.append(f'<span class="piece src rare" title="seen {c} times in training">'
+                       f'{html.escape(plots.shown_piece(p))}<sup>{c}</sup></span>')
         else:
-            out.append(f'<span class="piece src" title="seen {c:,} times in training">{html.escape(p)}</span>')
+            out.append(f'<span class="piece src" title="seen {c:,} times in training">'
+                       f'{html.escape(plots.shown_piece(p))}</span>')
     return "".join(out), rare
 
 
@@ -109,14 +111,27 @@ def run_info(trace: TranslationTrace) -> str:
     return msg
 
 
+def prefix_chips(prefix: list[str], shown: int = PREFIX_SHOWN_PIECES) -> str:
+    """The last `shown` pieces of the prefix as chips; earlier ones behind "…", whole on hover, so a
+    long prefix never pushes the figures down."""
+    if not prefix:
+        return "<i>(nothing yet)</i>"
+    if len(prefix) <= shown:
+        return chips(prefix, "tgt")
+    full = html.escape(" ".join(plots.shown_piece(p) for p in prefix), quote=True)
+    return (f'<span class="piece" title="{full}">… {len(prefix) - shown} earlier</span>'
+            + chips(prefix[-shown:], "tgt"))
+
+
 def step_info_html(trace: TranslationTrace, step: int) -> str:
     """Step `step` (1-based): the decoder input so far, the chosen piece, the French so far."""
     s = trace.steps[step - 1]
     bos, *prefix = s.prefix
-    prefix_html = chips(prefix, "tgt") or "<i>(nothing yet)</i>"
+    prefix_html = prefix_chips(prefix)
     return (f'<div class="stepinfo"><div><b>Step {step} of {n_steps(trace)}</b> · decoder input so far: '
             f'<span class="piece">{html.escape(bos)}</span>{prefix_html}</div>'
-            f'<div>chosen token: <span class="piece chosen">{html.escape(s.piece)}</span> with p = {s.prob:.1%}</div>'
+            f'<div>chosen token: <span class="piece chosen">{html.escape(plots.shown_piece(s.piece))}</span> '
+            f'with p = {s.prob:.1%}</div>'
             f'<div>French so far: <b>{html.escape(detokenize(trace.tgt_pieces[:step]))}</b></div></div>')
 
 
@@ -136,6 +151,19 @@ def step_view(trace: TranslationTrace, step: int, layer: int, head, look: Look):
     return step_info_html(trace, step), topk, cross
 
 
+def cross_steps_figure(trace: TranslationTrace, step: int, layer: int, head, look: Look):
+    """Cross-attention of steps 1..step (one layer, one head or the mean), growing as the steps advance."""
+    step = clamp(step, 1, n_steps(trace))
+    layer = clamp(layer, 1, trace.cross.layers)
+    h = head_choice(head)
+    a = trace.cross.probs[layer - 1]
+    a = a.mean(0) if h is None else a[h]
+    who = "mean over heads" if h is None else f"head {h + 1}"
+    return plots.cross_steps_heatmap(a, step, [f"→ {plots.shown_piece(p)}" for p in trace.tgt_pieces], trace.src_pieces,
+                                     f"Cross-attention, steps 1–{step} (layer {layer}, {who})", look.colorscale,
+                                     look.dark, look.font)
+
+
 def explorer_figure(trace: TranslationTrace, kind: AttentionKind, layer: int, head, mode: str, shared: bool,
                     look: Look):
     """The large map: one head, the mean over heads, or the rollout up to `layer`."""
@@ -145,7 +173,7 @@ def explorer_figure(trace: TranslationTrace, kind: AttentionKind, layer: int, he
     if mode == "rollout":
         if kind == "cross":
             z = analysis.cross_rollout(maps.probs, trace.encoder.probs)[layer - 1]
-            title = f"{KIND_TITLES[kind]}: rollout through the encoder, decoder layer {layer}"
+            title = f"Cross-attention through the encoder's rollout (this app's extension), decoder layer {layer}"
         else:
             z = analysis.attention_rollout(maps.probs)[layer - 1]
             title = f"{KIND_TITLES[kind]}: attention rollout, layers 1–{layer}"
@@ -166,6 +194,8 @@ def explorer_figure(trace: TranslationTrace, kind: AttentionKind, layer: int, he
 def grid_figure(trace: TranslationTrace, kind: AttentionKind, shared: bool, look: Look):
     maps = trace.attention(kind)
     scale = "one colour scale for all heads" if shared else "each head scaled to its own maximum"
+    if maps.causal:
+        scale += "; grey = masked"
     return plots.attention_grid(maps.probs, query_labels(trace, maps), maps.keys,
                                 f"{KIND_TITLES[kind]}: every layer × head ({scale})", maps.future, shared,
                                 look.colorscale, look.dark, max(11, look.font - 2))
@@ -177,10 +207,21 @@ def summary_view(trace: TranslationTrace, kind: AttentionKind, look: Look):
     L, H = maps.layers, maps.heads
     ent = np.array([[r.entropy for r in rows[l * H:(l + 1) * H]] for l in range(L)])
     labels = [[rows[l * H + h].label for h in range(H)] for l in range(L)]
-    fig = plots.summary_heatmap(ent, labels, f"{KIND_TITLES[kind]}: entropy (0 = focused, 1 = uniform) and pattern",
-                                "entropy", "Cividis", look.dark, look.font)
+    scores = np.array([[rows[l * H + h].pattern_score for h in range(H)] for l in range(L)])
+    patterns = [[rows[l * H + h].pattern for h in range(H)] for l in range(L)]
+    fig = plots.summary_heatmap(ent, labels, f"{KIND_TITLES[kind]}: entropy (0 = focused, 1 = uniform) and label",
+                                "entropy", "Cividis", look.dark, look.font, scores, patterns)
     table = [[r.layer, r.head, r.entropy, r.label, r.pattern, r.pattern_score] for r in rows]
     return fig, table
+
+
+def summary_legend() -> str:
+    """How the head summary's labels are made (thresholds from config.py), for the app and the report."""
+    return (f"**How to read it.** A head is **labelled** with a pattern (*prev.* = previous piece, *next*, *itself*, `</s>`, `<s>`, "
+            f"*diag.* = diagonal / monotonic) only when that pattern gets at least {PATTERN_THRESHOLD:.0%} of its attention on average "
+            f"(the % in the cell); otherwise *broad* if its entropy is above {BROAD_ENTROPY:.0%} of the maximum, "
+            f"else *mixed*, with the strongest pattern in brackets. The table's *strongest pattern* is the best of the simple patterns even when it "
+            f"is too weak to be the label. The decoder's first row (which can only see `<s>`) is left out.")
 
 
 def parse_dims(dims) -> list[int]:
@@ -213,11 +254,11 @@ def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, 
     steps = analysis.inside_head(maps.scores[layer - 1, h], trace.d_head, causal=maps.causal)
     fig = plots.inside_head_figure(steps, q, k, trace.d_head, scaled=not unscaled,
                                    title=f"Inside {KIND_TITLES[kind].lower()}, layer {layer}, head {h + 1} (d_k = {trace.d_head})",
-                                   dark=look.dark, font_size=max(11, look.font - 1))
+                                   dark=look.dark, font_size=max(11, look.font - 1), colorscale=look.colorscale)
     qi = clamp(query, 1, len(q)) - 1
     sm_s, sm_u = steps.softmax[qi], steps.softmax_unscaled[qi]
     row = plots.softmax_temperature_figure(steps.scaled[qi], sm_u, sm_s, k,
-                                           f"Query {qi + 1} ({q[qi]}): scaling keeps the softmax from saturating",
+                                           f"Query {qi + 1} ({plots.esc(q[qi])}): scaling keeps the softmax from saturating",
                                            look.dark, look.font)
     text = (f"For this query the largest weight is {sm_s.max():.2f} with scaling and {sm_u.max():.2f} without; "
             f"entropy {entropy(sm_s):.2f} vs {entropy(sm_u):.2f} nats. Dot products grow with √d_k, so without the "

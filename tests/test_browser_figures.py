@@ -1,0 +1,76 @@
+"""The figures in a real browser (Debian's chromium via playwright): plotly.js draws every offered
+colour scale as named, masked cells stay distinct, and the explorer's controls follow its mode."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from tools.screenshots import CHROMIUM, FLAGS, translate_and_step
+from transformer.viz import plots
+
+PLOTLY_JS = Path(go.__file__).parent.parent / "package_data" / "plotly.min.js"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (CI must run the browser test: apt-get install chromium)")
+        pytest.skip("chromium is not installed (apt-get install chromium); CI runs this test")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+def drawn_scale(page, fig) -> list:
+    """The colour scale plotly.js resolved for the figure's first trace (what it really draws)."""
+    return page.evaluate("""async (f) => { const d = document.createElement('div'); document.body.appendChild(d);
+        await Plotly.newPlot(d, f.data, f.layout); return d._fullData[0].colorscale; }""", json.loads(fig.to_json()))
+
+
+def test_plotlyjs_draws_every_offered_scale_as_named(browser):
+    page = browser.new_page()
+    page.set_content("<html><body></body></html>")
+    page.add_script_tag(path=str(PLOTLY_JS))
+    a = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]
+    masked = ~np.tril(np.ones((4, 4), dtype=bool))
+    viridis_low = drawn_scale(page, plots.attention_heatmap(a, list("abcd"), list("abcd"), colorscale="Viridis"))[0][1]
+    for name in plots.COLORSCALES:
+        for dark in (False, True):
+            fig = plots.attention_heatmap(a, list("abcd"), list("abcd"), masked=masked, colorscale=name, dark=dark)
+            scale = drawn_scale(page, fig)
+            expected = plots.colorscale_for(name, dark)
+            if isinstance(expected, str):   # a plotly.js name: drawn as that scale, not the default
+                assert expected in ("Viridis", "Cividis") and (scale[0][1] == viridis_low) == (expected == "Viridis")
+            else:
+                assert [c for _, c in scale] == [c for _, c in expected]
+            bg = page.evaluate("() => getComputedStyle(document.querySelectorAll('.bg')[document.querySelectorAll('.bg').length - 1]).fill")
+            assert bg.replace(" ", "") in ("rgb(158,158,158)", "rgb(201,166,107)")   # the masked grey (or tan for Greys)
+    page.close()
+
+
+def test_explorer_keeps_the_layer_and_hides_the_head_picker(browser, app_url):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    translate_and_step(page, app_url)
+    page.get_by_role("tab", name="Attention explorer").click()
+    number = page.locator("#explorer-layer input[type=number]")
+    number.fill("2")
+    number.press("Enter")
+    page.wait_for_timeout(800)
+    page.locator("label:visible:has-text('Cross-attention')").first.click()
+    page.wait_for_timeout(1500)
+    assert number.input_value() == "2"                                   # not reset to 1
+    assert page.locator("#explorer-head").is_visible()
+    page.locator("label:visible:has-text('Mean over heads')").first.click()
+    page.wait_for_timeout(1000)
+    assert not page.locator("#explorer-head").is_visible()               # no head to pick for a mean
+    page.locator("label:visible:has-text('One head')").first.click()
+    page.locator("#explorer-head").wait_for(state="visible", timeout=10_000)
+    page.close()
