@@ -69,6 +69,7 @@ CSS = """
 /* a figure wider than a phone scrolls sideways in its box; its own title replaces the box label */
 .block:has(.js-plotly-plot):not(:has(.block)){overflow-x:auto!important}
 .block:has(.js-plotly-plot):not(:has(.block))>label[data-testid=block-label]{display:none}
+label[data-testid$=-radio-label]{padding:4px 10px}
 #look-row{flex-wrap:nowrap;justify-content:flex-end;align-items:center} #look .wrap{flex-wrap:nowrap}
 #extras,#pieces-col{gap:6px} #extras>.block{padding:4px 10px!important} #extras .label-wrap{padding:2px 0}
 .stepinfo{display:flex;flex-wrap:wrap;gap:0 22px} .stepinfo div{margin:2px 0}
@@ -402,7 +403,7 @@ def build_header():
     with gr.Row(equal_height=True, elem_id="header"):
         with gr.Column(scale=3, min_width=560):
             gr.HTML(TITLE_HTML)
-        example = gr.Dropdown([("Examples: pick one to translate it", "")] + EXAMPLES, value="", label="Examples",
+        example = gr.Dropdown([("Examples… (pick one to translate it)", "")] + EXAMPLES, value="", label="Examples",
                               show_label=False, container=False, scale=1, min_width=220, elem_id="examples",
                               filterable=False)
         with gr.Column(scale=0, min_width=350, elem_id="look-col"):
@@ -431,7 +432,7 @@ def build_input_section(extras: Callable[[], list]):
             pieces = gr.HTML(elem_id="pieces")
             info = gr.Textbox(label="Run", show_label=False, container=False, interactive=False, elem_id="run-info")
         with gr.Column(scale=1, min_width=260, elem_id="extras"):
-            link_btn = gr.Button("🔗 Copy link to this view", size="sm", elem_id="link-btn")
+            link_btn = gr.Button("Copy link to this view", size="sm", elem_id="link-btn")
             link_box = gr.Textbox(label="Link to this view (copied)", visible=False, interactive=False,
                                   elem_id="link-box", buttons=["copy"])
             look = extras()
