@@ -87,9 +87,9 @@ body.presenter input[type=number]{font-size:20px} body.presenter .min_value,body
 /* phones: every control on its own line, the step buttons side by side under their slider (Gradio puts
    its own container before the selectors inside @media: they must not name body or .gradio-container) */
 @media (max-width:640px){
- .row>.form,.row>.block,.row>.column,.row>button{min-width:100%!important}
+ .row>.form,.row>.block,.row>.column,.row>button,.row>.form>.block{min-width:100%!important}
  #step-controls>.form:has(#step-slider){order:-1} #step-controls>.form:has(#step-head){order:1}
- #step-controls>button{min-width:0!important;flex:1 1 0!important}
+ #step-controls>button{min-width:0!important;flex:1 1 0!important;padding:6px 4px}
  #io-row>button{min-width:100%!important}
  #look-row{justify-content:flex-start;flex-wrap:wrap} #look-row>.form,#look-row>.block{min-width:0!important;flex:0 1 auto!important}
  #title-line h1{font-size:1.2rem;white-space:normal} #title-line .tagline{display:none}
@@ -203,12 +203,12 @@ def build_steps_tab(page: Page) -> TabView:
     L = page.cfg.n_decoder_layers
     with gr.Row(equal_height=True, elem_id="step-controls"):   # one row, so that the figures stay on screen
         prev_btn = gr.Button("◀ Previous", elem_id="prev-step", scale=1, min_width=130)
-        step = gr.Slider(1, 2, value=1, step=1, label="Decoding step (or the ← → keys)", scale=5,
+        step = gr.Slider(1, 2, value=1, step=1, label="Decoding step (or the ← → keys)", scale=4,
                          elem_id="step-slider", interactive=False)
         next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1, min_width=100)
         play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1, min_width=100)
         layer = gr.Slider(1, L, value=L, step=1, label="Cross-attention layer", scale=3, elem_id="step-layer")
-        head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=2, min_width=170,
+        head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=2, min_width=190,
                            elem_id="step-head")
     timer = gr.Timer(PLAY_INTERVAL_S, active=False)
     step_info = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="step-info")
