@@ -18,20 +18,20 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 import gradio as gr
 
-from transformer.config import (APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY, APP_TORCH_THREADS,
-                                PE_DEFAULT_DIMS, PLAY_INTERVAL_S, REPLAY_POINTS, TEXTBOX_MAX_CHARS, ModelConfig)
-from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
-from transformer.translator import Translator
-from transformer.io.checkpoint import REPLAY_FILE
+from transformer.config import (APP_CONCURRENCY, APP_LINK_CACHE, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY,
+                                APP_TORCH_THREADS, PE_DEFAULT_DIMS, PLAY_INTERVAL_S, REPLAY_POINTS, TEXTBOX_MAX_CHARS,
+                                ModelConfig)
+from transformer.io.checkpoint import DEFAULT_CHECKPOINT, REPLAY_FILE, CheckpointError
 from transformer.replay import Replay, load_replay
 from transformer.sentences import split_sentences
-from transformer.viz import learning, views
+from transformer.translator import Translator
+from transformer.viz import learning, links, views
 from transformer.viz.plots import COLORSCALES, DEFAULT_SCALE, empty_figure
 from transformer.viz.report import build_report, report_filename
 
@@ -67,7 +67,44 @@ CSS = """
 .arch-box{border:2px solid var(--border-color-primary);border-radius:8px;padding:6px 10px;margin:6px 0}
 .arch-box.enc{border-color:#E69F00}.arch-box.dec{border-color:#56B4E9}.arch-box.emb{border-style:dashed}
 .arch-box.out{border-color:#009E73}.arch-title{font-weight:700}.arch-arrow{text-align:center;font-weight:600}
-body.presenter .gradio-container{font-size:1.3em} body.presenter .prose{font-size:1.25em}
+/* compact header and input, so that each tab's main figure is on screen at 1280x800 */
+#title-line{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 16px}
+#title-line h1{font-size:1.4rem;margin:0;line-height:1.2;white-space:nowrap} #title-line .tagline{opacity:.8}
+@media (max-width:1599px){#title-line .tagline{display:none}}
+#header{align-items:center} #look-row{gap:8px}
+#io-row textarea{font-size:var(--input-text-size)} .stepinfo{line-height:1.35}
+#step-controls .block{padding:6px 10px}
+#run-info textarea,#run-info input{font-size:var(--text-sm);opacity:.85}
+.pieces{font-size:var(--text-sm)} .pieces div{margin:2px 0}
+/* a figure wider than a phone scrolls sideways in its box; its own title replaces the box label */
+.block:has(.js-plotly-plot):not(:has(.block)){overflow-x:auto!important}
+.block:has(.js-plotly-plot):not(:has(.block))>label[data-testid=block-label]{display:none}
+label[data-testid$=-radio-label]{padding:4px 10px}
+#look-row{flex-wrap:nowrap;justify-content:flex-end;align-items:center} #look .wrap{flex-wrap:nowrap}
+#extras,#pieces-col{gap:6px} #extras>.block{padding:4px 10px!important} #extras .label-wrap{padding:2px 0}
+.stepinfo{display:flex;flex-wrap:wrap;gap:0 22px} .stepinfo div{margin:2px 0}
+.gradio-container .main{--layout-gap:10px} #look label{padding:4px 10px}
+/* presenter mode: the whole page in large type (Gradio's theme sizes are variables) */
+body.presenter .gradio-container{--body-text-size:22px;--prose-text-size:22px;--input-text-size:24px;
+ --block-label-text-size:20px;--block-title-text-size:20px;--block-info-text-size:18px;
+ --checkbox-label-text-size:20px;--section-header-text-size:22px;--button-large-text-size:24px;
+ --button-medium-text-size:22px;--button-small-text-size:20px;--text-sm:18px;--text-md:22px;
+ --text-lg:24px;--text-xl:28px}
+body.presenter #look-col{min-width:min(480px,100%)!important} body.presenter #title-line h1{font-size:2.3rem!important} body.presenter #title-line .tagline{font-size:20px!important}
+body.presenter .tab-container button,body.presenter .overflow-dropdown button{font-size:22px}
+body.presenter .piece{font-size:20px} body.presenter .pieces,body.presenter .stepinfo{font-size:22px}
+body.presenter input[type=number]{font-size:20px} body.presenter .min_value,body.presenter .max_value{font-size:18px}
+/* phones: every control on its own line, the step buttons side by side under their slider (Gradio puts
+   its own container before the selectors inside @media: they must not name body or .gradio-container) */
+@media (max-width:640px){
+ .row>.form,.row>.block,.row>.column,.row>button,.row>.form>.block{min-width:100%!important}
+ #step-controls>.form:has(#step-slider){order:-1} #step-controls>.form:has(#step-head){order:1}
+ #step-controls>button{min-width:0!important;flex:1 1 0!important;padding:6px 4px}
+ #io-row>button{min-width:100%!important}
+ #look-row{justify-content:flex-start;flex-wrap:wrap} #look-row>.form,#look-row>.block{min-width:0!important;flex:0 1 auto!important}
+ #title-line h1{font-size:1.2rem;white-space:normal} #title-line .tagline{display:none}
+}
+/* figures keep a readable width and scroll sideways on phones; no toolbar over labels there */
 #grid-plot,#explorer-plot,#summary-plot,#inside-plot,#cross-steps-plot,#cross-step-plot{overflow-x:auto}
 #cross-step-plot .js-plotly-plot{min-width:460px}
 #grid-plot .js-plotly-plot,#inside-plot .js-plotly-plot,#summary-plot .js-plotly-plot{min-width:680px}
@@ -75,16 +112,23 @@ body.presenter .gradio-container{font-size:1.3em} body.presenter .prose{font-siz
 @media (max-width:640px){.js-plotly-plot .modebar-container{display:none}}
 """
 
-# Keyboard: ← / → step through decoding (unless typing in a text field).
+# Keyboard: ← / → step through decoding, only while the Step-by-step tab is on screen and never while
+# typing (text fields, dropdowns, sliders keep their keys). Enter in the sentence box translates and
+# leaves the box, so that the arrows step right after a translation.
 JS = """
 () => {
+  const typing = (t) => { const tag = (t && t.tagName || '').toLowerCase();
+    return tag === 'textarea' || tag === 'input' || tag === 'select' || !!(t && t.isContentEditable); };
   document.addEventListener('keydown', (e) => {
-    const t = e.target; const tag = (t && t.tagName || '').toLowerCase();
-    if (tag === 'textarea' || (tag === 'input' && t.type !== 'range')) return;
-    if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
-      const id = e.key === 'ArrowRight' ? 'next-step' : 'prev-step';
-      const b = document.querySelector('#' + id); if (b) { b.click(); e.preventDefault(); }
+    const t = e.target;
+    if (e.key === 'Enter' && !e.shiftKey && t && t.closest && t.closest('#src-text')) {
+      setTimeout(() => t.blur(), 0); return;
     }
+    if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || typing(t)) return;
+    const b = document.getElementById(e.key === 'ArrowRight' ? 'next-step' : 'prev-step');
+    if (!b || !b.checkVisibility()) return;
+    b.click(); e.preventDefault();
   });
 }
 """
@@ -139,10 +183,16 @@ class Page:
     def head_choices(self) -> list[str]:
         return ["mean over heads"] + [str(h) for h in range(1, self.cfg.n_heads + 1)]
 
+    def n_layers(self, kind: str) -> int:
+        return self.cfg.n_encoder_layers if kind == "encoder" else self.cfg.n_decoder_layers
+
     def layer_range(self, kind: str, layer=1):
-        """The layer slider for this kind, keeping the layer picked (clamped to the kind's layers)."""
-        return slider_update(self.cfg.n_encoder_layers if kind == "encoder" else self.cfg.n_decoder_layers,
-                             int(layer or 1))
+        """The layer slider for `kind`: the layer shown stays where the new kind has it (the value is not
+        sent then, so a link that sets the kind and the layer at once keeps its layer)."""
+        n = self.n_layers(kind)
+        if int(layer or 1) > n:
+            return slider_update(n, n)
+        return gr.update(minimum=1, maximum=max(n, 2), step=1, interactive=n > 1)
 
 
 @dataclass
@@ -154,6 +204,7 @@ class TabView:
     outputs: list
     after_translate: Optional[Callable] = None   # called with the Translate event, to chain what must follow
     step_slider: Optional[gr.Slider] = None      # the slider over decoding steps: Translate sets its range
+    link: dict = field(default_factory=dict)      # URL key (step, kind, layer, head) -> its control
 
     def inputs(self, page: Page) -> list:
         return [page.trace, *self.controls, *page.look]
@@ -167,19 +218,17 @@ class TabView:
 # ---------------------------------------------------------------- the tabs, one function each
 def build_steps_tab(page: Page) -> TabView:
     L = page.cfg.n_decoder_layers
-    gr.Markdown("Greedy decoding picks the most probable next piece at every step. Use the slider, "
-                "the buttons, **Play**, or the ← → keys.")
-    with gr.Row():
-        prev_btn = gr.Button("◀ Previous", elem_id="prev-step", scale=1)
-        step = gr.Slider(1, 2, value=1, step=1, label="Decoding step", scale=4, elem_id="step-slider",
-                         interactive=False)
-        next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1)
-        play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1)
+    with gr.Row(equal_height=True, elem_id="step-controls"):   # one row, so that the figures stay on screen
+        prev_btn = gr.Button("◀ Previous", elem_id="prev-step", scale=1, min_width=130)
+        step = gr.Slider(1, 2, value=1, step=1, label="Decoding step (or the ← → keys)", scale=4,
+                         elem_id="step-slider", interactive=False)
+        next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1, min_width=100)
+        play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1, min_width=100)
+        layer = gr.Slider(1, L, value=L, step=1, label="Cross-attention layer", scale=3, elem_id="step-layer")
+        head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=2, min_width=190,
+                           elem_id="step-head")
     timer = gr.Timer(PLAY_INTERVAL_S, active=False)
     step_info = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="step-info")
-    with gr.Row():
-        layer = gr.Slider(1, L, value=L, step=1, label="Cross-attention layer")
-        head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head")
     with gr.Row():
         topk_plot = gr.Plot(label="Next-token probabilities", elem_id="topk-plot")
         cross_plot = gr.Plot(label="Cross-attention over the source", elem_id="cross-step-plot")
@@ -194,6 +243,7 @@ def build_steps_tab(page: Page) -> TabView:
         return (*views.step_view(*args), views.cross_steps_figure(*args))
 
     tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps], step_slider=step)
+    tab.link = dict(step=step, layer=layer, head=head)
     step.change(draw_step, tab.inputs(page), tab.outputs, api_name="step_view", show_progress="hidden",
                 trigger_mode="always_last", concurrency_id="draw")
     tab.redraw_on(page, [layer, head], show_progress="hidden")
@@ -252,6 +302,7 @@ def build_explorer_tab(page: Page) -> TabView:
                 views.grid_figure(trace, kind_v, shared, lk))
 
     tab = TabView(draw_explorer, [kind, layer, head, mode, scaling], [ex_plot, grid_plot])
+    tab.link = dict(kind=kind, layer=layer, head=head)
     kind.change(page.layer_range, [kind, layer], layer, api_visibility="undocumented", queue=False)
     mode.change(lambda m: gr.update(visible=m == "head"), mode, head, api_visibility="undocumented", queue=False)
     head.change(draw_explorer, tab.inputs(page), tab.outputs, api_name="explorer", show_progress="hidden",
@@ -277,6 +328,7 @@ def build_summary_tab(page: Page) -> TabView:
         return views.summary_view(trace, kind_v, lk)
 
     tab = TabView(draw_summary, [kind], [plot, table])
+    tab.link = dict(kind=kind)
     tab.redraw_on(page, [kind])
     return tab
 
@@ -329,6 +381,7 @@ def build_inside_tab(page: Page) -> TabView:
         return event.then(fit_query, [page.trace, kind], query, api_visibility="undocumented", queue=False)
 
     tab = TabView(draw_inside, [kind, layer, head, query, unscaled], [plot, row, text], after_translate)
+    tab.link = dict(kind=kind, layer=layer, head=head)
     kind.change(page.layer_range, [kind, layer], layer, api_visibility="undocumented", queue=False).then(
         fit_query, [page.trace, kind], query, api_visibility="undocumented", queue=False)
     tab.redraw_on(page, [kind, layer, head, query, unscaled], show_progress="hidden", trigger_mode="always_last")
@@ -359,7 +412,8 @@ def build_learning_tab(page: Page) -> TabView:
                                       look_of(look, large, scale))
 
     tab = TabView(draw_learning, [example, point, kind, layer, head], [info, attn_plot, loss_plot])
-    kind.change(page.layer_range, kind, layer, api_visibility="undocumented", queue=False)
+    tab.link = dict(kind=kind, layer=layer, head=head)
+    kind.change(page.layer_range, [kind, layer], layer, api_visibility="undocumented", queue=False)
     tab.redraw_on(page, [example, point, kind, layer, head], show_progress="hidden", trigger_mode="always_last")
     return tab
 
@@ -375,31 +429,78 @@ TABS = [("Step by step", "steps", build_steps_tab), ("Attention explorer", "expl
 
 
 # ---------------------------------------------------------------- the page around the tabs
-def build_input_section():
-    """The sentence box, examples, and where the translation, run info and pieces appear."""
-    with gr.Row(equal_height=True):
-        text = gr.Textbox(label="English sentence", placeholder="Type an English sentence and press Enter",
-                          max_lines=4, scale=5, max_length=TEXTBOX_MAX_CHARS, elem_id="src-text", autofocus=True)
-        go_btn = gr.Button("Translate", variant="primary", scale=1, elem_id="translate-btn")
-    gr.Examples(EXAMPLES, inputs=text, label="Examples (click one, then Translate)")
-    with gr.Row():
-        french = gr.Textbox(label="French translation", interactive=False, scale=5, elem_id="fr-text", buttons=["copy"])
-        info = gr.Textbox(label="Run", interactive=False, scale=2, elem_id="run-info")
-    pieces = gr.HTML(elem_id="pieces")
-    return text, go_btn, [french, info, pieces]
+TITLE_HTML = ('<div id="title-line"><h1>Transformer, step by step: English → French</h1><span class="tagline">'
+              'A Transformer written from scratch after <i>Attention Is All You Need</i> translates with greedy '
+              'decoding.</span></div>')
+GLOSSARY = """
+- **greedy decoding**: at every step the model writes the most probable next piece.
+- **piece**: what the model reads and writes, a word or part of a word from the tokenizer (SentencePiece).
+- **`▁`** at the start of a piece: the piece begins a new word (it stands for the space before it):
+  `▁chat` is the word *chat*, a piece without `▁` continues the word before it; a lone `▁` is a space.
+- **`<s>`**: start of sentence, the decoder's first input (before any French piece exists).
+- **`</s>`**: end of sentence: it closes the English input, and decoding stops when the model picks it.
+- **layer**: one block of the encoder or the decoder; each reads the output of the layer before.
+- **head**: one of the attentions a layer runs side by side; each learns its own way of looking
+  (*mean over heads* averages them).
+- **score**: how well a query matches a key, QKᵀ/√d_k, before the softmax turns a row of scores into
+  attention weights that sum to 1.
+- **rollout**: attention followed through the layers (Abnar & Zuidema, 2020): each layer's mean over heads,
+  mixed half and half with the identity for the residual path, multiplied from the first layer up. For
+  cross-attention (this app's own extension) the decoder's cross-attention is multiplied by the encoder's rollout.
+"""
 
 
-def build_display_section(cfg: ModelConfig, trace_state: gr.State) -> list:
-    """Light/dark, presenter mode, colour scale, and the HTML report; returns the look controls."""
-    with gr.Accordion("Display: light/dark, presenter mode, colours, report", open=False):
-        with gr.Row():
-            look = gr.Radio(["Light", "Dark"], value="Light", label="Look")
-            large = gr.Checkbox(label="Presenter mode (large type)", value=False)
-            scale = gr.Dropdown(list(COLORSCALES), value=DEFAULT_SCALE,
-                                label="Colour scale (Viridis and Cividis are colour-blind safe)")
-            report_btn = gr.Button("Build HTML report of this translation", elem_id="report-btn")
-            report_file = gr.File(label="Standalone HTML report (opens offline)", interactive=False, height=90,
-                                  elem_id="report-file")
+def build_header():
+    """The title on one line; beside it the examples, the look and the presenter-mode switch."""
+    with gr.Row(equal_height=True, elem_id="header"):
+        with gr.Column(scale=3, min_width=560):
+            gr.HTML(TITLE_HTML)
+        example = gr.Dropdown([("Examples… (pick one to translate it)", "")] + EXAMPLES, value="", label="Examples",
+                              show_label=False, container=False, scale=1, min_width=220, elem_id="examples",
+                              filterable=False)
+        with gr.Column(scale=0, min_width=350, elem_id="look-col"):
+            with gr.Row(elem_id="look-row"):
+                look = gr.Radio(["Light", "Dark"], value="Light", label="Look", show_label=False, container=False,
+                                elem_id="look", min_width=150)
+                large = gr.Checkbox(label="Presenter mode", value=False, container=False, elem_id="presenter",
+                                    min_width=120)
+    look.change(None, look, None, js="(v) => { document.body.classList.toggle('dark', v === 'Dark'); }")
+    large.change(None, large, None, js="(v) => { document.body.classList.toggle('presenter', !!v); }")
+    return look, large, example
+
+
+def build_input_section(extras: Callable[[], list]):
+    """English → French on one line; then the pieces and run info, and beside them the link button and
+    what ``extras()`` lays out (the glossary and the display settings)."""
+    with gr.Row(equal_height=True, elem_id="io-row"):
+        text = gr.Textbox(label="English", placeholder="Type an English sentence and press Enter", max_lines=3,
+                          scale=5, max_length=TEXTBOX_MAX_CHARS, elem_id="src-text", autofocus=True, show_label=False,
+                          container=False)
+        go_btn = gr.Button("Translate →", variant="primary", scale=1, min_width=120, elem_id="translate-btn")
+        french = gr.Textbox(label="French", interactive=False, scale=5, elem_id="fr-text", buttons=["copy"],
+                            show_label=False, container=False, placeholder="French translation")
+    with gr.Row(elem_id="pieces-row"):
+        with gr.Column(scale=3, min_width=300, elem_id="pieces-col"):
+            pieces = gr.HTML(elem_id="pieces")
+            info = gr.Textbox(label="Run", show_label=False, container=False, interactive=False, elem_id="run-info")
+        with gr.Column(scale=1, min_width=260, elem_id="extras"):
+            link_btn = gr.Button("Copy link to this view", size="sm", elem_id="link-btn")
+            link_box = gr.Textbox(label="Link to this view (copied)", visible=False, interactive=False,
+                                  elem_id="link-box", buttons=["copy"])
+            look = extras()
+    return text, go_btn, [french, info, pieces], (link_btn, link_box), look
+
+
+def build_display_section(cfg: ModelConfig, trace_state: gr.State, look, large) -> list:
+    """The symbols explained, the colour scale and the HTML report; returns the look controls."""
+    with gr.Accordion("Symbols: ▁ <s> </s> …", open=False, elem_id="glossary"):
+        gr.Markdown(GLOSSARY)
+    with gr.Accordion("Colours, HTML report", open=False, elem_id="display"):
+        scale = gr.Dropdown(list(COLORSCALES), value=DEFAULT_SCALE,
+                            label="Colour scale (Viridis and Cividis are colour-blind safe)")
+        report_btn = gr.Button("Build HTML report of this translation", elem_id="report-btn")
+        report_file = gr.File(label="Standalone HTML report (opens offline)", interactive=False, height=90,
+                              elem_id="report-file")
 
     @safe_view
     def make_report(trace, look_v, large_v, scale_v):
@@ -410,8 +511,6 @@ def build_display_section(cfg: ModelConfig, trace_state: gr.State) -> list:
         out.write_text(build_report(trace, cfg, look_of(look_v, False, scale_v)), encoding="utf-8")
         return str(out)
 
-    look.change(None, look, None, js="(v) => { document.body.classList.toggle('dark', v === 'Dark'); }")
-    large.change(None, large, None, js="(v) => { document.body.classList.toggle('presenter', !!v); }")
     report_btn.click(make_report, [trace_state, look, large, scale], report_file, api_visibility="undocumented",
                      concurrency_id="draw")
     return [look, large, scale]
@@ -475,43 +574,130 @@ def replay_of(checkpoint: Path) -> Optional[Replay]:
         return None
 
 
+# ---------------------------------------------------------------- links that open a view
+TAB_IDS = [tab_id for _, tab_id, _ in TABS] + ["about"]
+DEFAULT_TAB = "steps"
+COPY_LINK_JS = """(q) => { if (!q || !q.startsWith('?')) return q;
+  const u = window.location.origin + window.location.pathname + q;
+  if (navigator.clipboard) navigator.clipboard.writeText(u).catch(() => {});
+  return u; }"""
+BLUR_JS = "() => { if (document.activeElement) document.activeElement.blur(); }"
+
+
+def link_controls(tabs: list[TabView]) -> list[tuple[str, str, object]]:
+    """(tab id, URL key, control) for every control a link can set or report."""
+    return [(tab_id, key, c) for (_, tab_id, _), tab in zip(TABS, tabs) for key, c in tab.link.items()]
+
+
+def link_updates(page: Page, q: links.ViewQuery, tab_link: dict, trace) -> tuple[dict, list[str], Optional[int]]:
+    """The updates that show the view a link asks for: {control: update}, notes, and the step to show."""
+    kind = q.kind if "kind" in tab_link and q.kind else tab_link["kind"].value if "kind" in tab_link else "cross"
+    head = tab_link.get("head")
+    mean_ok = head is not None and any(str(v).startswith(links.MEAN) for _, v in head.choices)
+    q, notes = links.fit_ranges(q, views.n_steps(trace), page.n_layers(kind), page.cfg.n_heads, mean_ok)
+    out = {}
+    if "kind" in tab_link and q.kind:
+        out[tab_link["kind"]] = q.kind
+    if "layer" in tab_link and q.layer:
+        out[tab_link["layer"]] = slider_update(page.n_layers(kind), q.layer)
+    if head is not None and q.head:
+        out[head] = "mean over heads" if q.head == links.MEAN else q.head
+    return out, notes, q.step
+
+
+def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
+    """At page load: translate the link's sentence (or the first example) and open the view it names."""
+    run = translate_callback(CachedTranslator(translator))
+    controls = [(tab_id, c) for tab_id, key, c in link_controls(tabs) if key != "step"]
+
+    def load(request: gr.Request):
+        params = dict(request.query_params) if request is not None else {}
+        q, notes = links.parse_query(params, TAB_IDS, EXAMPLES[0], DEFAULT_TAB)
+        trace, french, info, pieces, step = run(q.text)
+        updates = {}
+        if trace is not None:
+            tab_link = next((tab.link for (_, tid, _), tab in zip(TABS, tabs) if tid == q.tab), {})
+            updates, more, step_v = link_updates(page, q, tab_link, trace)
+            notes += more
+            step = slider_update(len(trace.steps), step_v or 1) if step_v else step
+        for note in notes:
+            gr.Warning(note)
+        return (q.text, trace, french, info, pieces, step, gr.Tabs(selected=q.tab), q.tab,
+                *[updates.get(c, gr.update()) for _, c in controls])
+    return load, [c for _, c in controls]
+
+
+class CachedTranslator:
+    """The translator with its last few results kept, for links: a class opening one link translates once."""
+
+    def __init__(self, translator: Translator):
+        self.trace = functools.lru_cache(maxsize=APP_LINK_CACHE)(translator.trace)
+
+
+def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, link_box) -> None:
+    """The button that copies the link of what is on screen (and shows it, for phones)."""
+    controls = link_controls(tabs)
+
+    def make_link(trace, text_v, tab_v, *values):
+        view = {key: v for (tab_id, key, _), v in zip(controls, values) if tab_id == tab_v}
+        shown = trace.source.text if trace is not None else str(text_v or "")
+        return gr.update(value=links.query_string(shown, tab_v, **view), visible=True)
+
+    link_btn.click(make_link, [page.trace, text, current_tab, *[c for *_, c in controls]], link_box,
+                   api_visibility="undocumented", queue=False).then(
+        None, link_box, link_box, js=COPY_LINK_JS, api_visibility="undocumented", queue=False)
+
+
+def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab: gr.State):
+    """Every tab (a tab's select event records which one is on screen, for the link)."""
+    tabs = []
+    with gr.Tabs(selected=DEFAULT_TAB, overflow_behavior="wrap", elem_id="tabs") as tabs_box:
+        for title, tab_id, build in TABS:
+            with gr.Tab(title, id=tab_id) as tab:
+                tabs.append(build(page))
+            tab.select(lambda tab_id=tab_id: tab_id, None, current_tab, api_visibility="undocumented", queue=False)
+        with gr.Tab("About the model", id="about") as tab:
+            build_about_tab(page, translator.model.num_parameters(), checkpoint)
+        tab.select(lambda: "about", None, current_tab, api_visibility="undocumented", queue=False)
+    return tabs, tabs_box
+
+
 def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY) -> gr.Blocks:
     with gr.Blocks(title="Transformer, step by step: English → French") as demo:
         trace_state = gr.State(None)   # this user's trace: every redraw reads it, none re-runs the model
-        gr.Markdown(
-            "# Transformer, step by step: English → French\n"
-            "A Transformer written from scratch after *Attention Is All You Need* translates your sentence with "
-            "greedy decoding. Watch every step and every attention head: encoder self-attention, decoder masked "
-            "self-attention and cross-attention.")
-        text, go_btn, results = build_input_section()
-        picker = gr.Dropdown([], label="Your text has several sentences: the model learned from single sentences, "
-                             "so pick one to translate it alone", visible=False, elem_id="sentence-picker")
-        page = Page(translator.cfg, trace_state, build_display_section(translator.cfg, trace_state),
-                    replay_of(checkpoint))
-        tabs = []
-        with gr.Tabs():
-            for title, tab_id, build in TABS:
-                with gr.Tab(title, id=tab_id):
-                    tabs.append(build(page))
-            with gr.Tab("About the model", id="about"):
-                build_about_tab(page, translator.model.num_parameters(), checkpoint)
+        current_tab = gr.State(DEFAULT_TAB)
+        look, large, example = build_header()
+        text, go_btn, results, (link_btn, link_box), look = build_input_section(
+            lambda: build_display_section(translator.cfg, trace_state, look, large))
+        picker = gr.Dropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
+        page = Page(translator.cfg, trace_state, look, replay_of(checkpoint))
+        tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab)
 
         draw_all, all_in, all_out = redraw_all(page, tabs)
         step = next(tab.step_slider for tab in tabs if tab.step_slider is not None)
-        translate = translate_callback(translator)
-        event = gr.on([go_btn.click, text.submit], translate, text, [trace_state, *results, step],
-                      api_name="translate", concurrency_id="model", concurrency_limit=concurrency)
-        event.then(sentence_choices, text, picker, api_visibility="undocumented", queue=False)
-        picked = picker.input(translate, picker, [trace_state, *results, step], api_visibility="undocumented",
-                              concurrency_id="model", concurrency_limit=concurrency)
-        picker.input(lambda s: s, picker, text, api_visibility="undocumented", queue=False)
-        for ev in (event, picked):
+        translated = [trace_state, *results, step]
+        model = dict(concurrency_id="model", concurrency_limit=concurrency)
+
+        def then_redraw(event):
             for tab in tabs:
-                ev = tab.after_translate(ev) if tab.after_translate else ev
-            ev.then(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+                event = tab.after_translate(event) if tab.after_translate else event
+            event.then(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+
+        run = translate_callback(translator)
+        typed = gr.on([go_btn.click, text.submit], run, text, translated, api_name="translate", **model)
+        then_redraw(typed)
+        typed.then(sentence_choices, text, picker, api_visibility="undocumented", queue=False)
+        then_redraw(picker.input(lambda e: (e, *run(e)) if e else (gr.update(),) * 6, picker, [text, *translated],
+                                 api_visibility="undocumented", **model))
+        then_redraw(example.input(lambda e: (e, *run(e)) if e else (gr.update(),) * 6, example, [text, *translated],
+                                  api_visibility="undocumented", **model))
+        example.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)
         for c in page.look:
             c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
-        demo.load(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+        load, link_outs = link_loader(translator, page, tabs)
+        then_redraw(demo.load(load, None, [text, *translated, tabs_box, current_tab, *link_outs],
+                              api_visibility="undocumented", **model))
+        wire_links(page, tabs, text, current_tab, link_btn, link_box)
     return demo
 
 

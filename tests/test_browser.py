@@ -41,7 +41,7 @@ def test_translate_step_and_explore_in_a_browser(browser, app_url, tmp_path):
     page.screenshot(path=str(tmp_path / "views.png"), full_page=False)
     assert (tmp_path / "steps.png").stat().st_size > 10_000 and (tmp_path / "views.png").stat().st_size > 10_000
     # the standalone HTML report
-    page.get_by_text("Display: light/dark").click()
+    page.get_by_text("Colours, HTML report").click()
     page.click("#report-btn")
     page.wait_for_selector("#report-file a", timeout=60_000)
     href = page.locator("#report-file a").first.get_attribute("href")
@@ -64,3 +64,117 @@ def test_markup_in_input_is_not_interpreted(browser, app_url):
     assert page.evaluate("() => window.__pwned === undefined")
     assert page.locator("#pieces b:has-text('bold')").count() == 0
     page.close()
+
+
+# ------------------------------------------------------------------ the page as a lecture uses it
+FONT = "(sel) => parseFloat(getComputedStyle(document.querySelector(sel)).fontSize)"
+FIG_FONT = "(id) => document.querySelector('#' + id + ' .js-plotly-plot')._fullLayout.font.size"
+
+
+def step_shown(page) -> int:
+    return int(page.locator("#step-slider input[type=number]").input_value())
+
+
+def test_the_page_opens_with_an_example_translated(browser, app_url):
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    from tools.screenshots import open_link
+    assert open_link(page, app_url).strip()
+    assert page.locator("#src-text textarea").input_value().strip()
+    page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)
+    plots_in = page.locator("#topk-plot .js-plotly-plot")
+    plots_in.wait_for(timeout=60_000)
+    # the step figures begin on the first screen of a 1280x800 laptop
+    assert page.locator("#topk-plot").bounding_box()["y"] < 800
+    page.close()
+
+
+def test_arrows_step_after_enter_and_only_where_stepping_is_shown(browser, app_url):
+    from tools.screenshots import open_link
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    first = open_link(page, app_url, text="The cat is sleeping on the sofa.")
+    box = page.locator("#src-text textarea")
+    box.fill("Two children are playing football in the park.")
+    box.press("Enter")
+    page.wait_for_function("(old) => document.querySelector('#fr-text textarea').value !== old", arg=first,
+                           timeout=60_000)
+    page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)
+    assert page.evaluate("() => !document.activeElement.closest('#src-text')")   # Enter left the box
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=10_000)
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=10_000)
+    box.click()                                   # typing: the arrows move the text cursor only
+    page.keyboard.press("ArrowRight")
+    page.get_by_role("tab", name="Attention explorer").click()
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("ArrowRight")             # the step is not on screen: nothing happens
+    time.sleep(1.0)
+    assert step_shown(page) == 1
+    page.close()
+
+
+def test_a_text_link_opens_its_sentence_and_view(browser, app_url):
+    gradio_client = pytest.importorskip("gradio_client")
+    from tools.screenshots import open_link
+    text = "Where is the nearest train station?"
+    expected, *_ = gradio_client.Client(app_url, verbose=False).predict(text, api_name="/translate")
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    fr = open_link(page, app_url, text=text, tab="explorer", kind="cross", layer=2, head=3)
+    assert fr == expected and page.locator("#src-text textarea").input_value() == text
+    page.wait_for_selector("[role=tab][data-tab-id=explorer][aria-selected=true]")
+    page.locator("#explorer-plot .js-plotly-plot").wait_for(timeout=60_000)
+    time.sleep(1.0)
+    title = page.evaluate("() => document.querySelector('#explorer-plot .js-plotly-plot')._fullLayout.title.text")
+    assert "Cross" in title and "layer 2" in title and "head 3" in title, title
+    # the button gives the link of what is on screen, and that link opens the same view
+    page.click("#link-btn")
+    link_box = page.locator("#link-box textarea, #link-box input").first
+    link_box.wait_for(timeout=10_000)
+    page.wait_for_function("() => (document.querySelector('#link-box textarea, #link-box input') || {}).value"
+                           " && document.querySelector('#link-box textarea, #link-box input').value.startsWith('http')")
+    link = link_box.input_value()
+    assert "tab=explorer" in link and "kind=cross" in link and "layer=2" in link and "head=3" in link
+    page.goto(link)
+    page.wait_for_selector("[role=tab][data-tab-id=explorer][aria-selected=true]", timeout=60_000)
+    page.wait_for_function("(t) => document.querySelector('#src-text textarea').value === t", arg=text)
+    page.close()
+
+
+def test_bad_link_values_fall_back_with_a_note(browser, app_url):
+    from tools.screenshots import open_link
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    assert open_link(page, app_url, tab="nope", step="abc", kind="self", layer=99, head="x").strip()
+    page.wait_for_selector("[role=tab][data-tab-id=steps][aria-selected=true]")
+    page.wait_for_selector(".toast-body:has-text('tab=nope')", timeout=10_000)
+    page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)
+    assert page.locator(".toast-body:has-text('kind=self')").count() == 1
+    assert page.locator(".toast-body.error, .toast-body:has-text('Error')").count() == 0 and not errors
+    page.close()
+
+
+def test_presenter_mode_enlarges_the_whole_page(browser, app_url):
+    from tools.screenshots import open_link
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    open_link(page, app_url)
+    page.locator("#topk-plot .js-plotly-plot").wait_for(timeout=60_000)
+    parts = {"title": "#title-line h1", "tab": "[role=tab]", "button": "#translate-btn", "step button": "#next-step",
+             "French": "#fr-text textarea", "English": "#src-text textarea", "label": "#step-slider [data-testid=block-info]",
+             "pieces": ".piece", "step info": ".stepinfo"}
+    before = {k: page.evaluate(FONT, s) for k, s in parts.items()}
+    fig_before = page.evaluate(FIG_FONT, "topk-plot")
+    page.locator("#presenter input").check()
+    page.wait_for_function("(f) => document.querySelector('#topk-plot .js-plotly-plot')._fullLayout.font.size > f",
+                           arg=fig_before, timeout=30_000)       # the figures are redrawn in large type too
+    time.sleep(1.0)                                              # the buttons' CSS transition
+    after = {k: page.evaluate(FONT, s) for k, s in parts.items()}
+    small = {k: (before[k], after[k]) for k in parts if after[k] < 1.3 * before[k] or after[k] < 18}
+    assert not small, small
+    page.close()
+
+
+def test_the_screenshot_script_names_every_tab():
+    import app
+    from tools.screenshots import TABS
+    assert TABS == app.TAB_IDS

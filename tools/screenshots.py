@@ -1,17 +1,21 @@
-"""Write the README's screenshots into assets/: ``python3 tools/screenshots.py [--out assets]``.
+"""Write the README's screenshots and one of every view into assets/: ``python3 tools/screenshots.py [--out assets]``.
 
-Starts app.py on 127.0.0.1 (bench/apprunner.py), drives Debian's Chromium through playwright
-(never a downloaded browser), translates the example sentence, steps to step 3 and saves
-``screenshot.png``, then opens the other views and saves ``screenshot-explorer.png``.
-The browser test (tests/test_browser.py) takes the same steps and writes its screenshots to a
-temporary folder, so running the tests never changes the tracked images.
+Starts app.py on 127.0.0.1 (bench/apprunner.py) and drives Debian's Chromium through playwright
+(never a downloaded browser). Writes ``screenshot.png`` (step by step, step 3) and
+``screenshot-explorer.png`` for the README, then every tab at the three sizes a lecture meets:
+1920x1080 in presenter mode (the projector), 1280x800 (a laptop) and 390x844 (a phone, whole
+page), each in the light and the dark look, as ``views/<size>-<look>[-presenter]-<tab>.png``.
+Run by hand only: the browser test (tests/test_browser.py) takes the same steps and writes its
+screenshots to a temporary folder, so running the tests never changes the tracked images.
 """
 from __future__ import annotations
 
 import argparse
 import shutil
 import sys
+import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -20,22 +24,31 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 VIEWPORT = {"width": 1440, "height": 1650}
 SENTENCE = "The cat is sleeping on the sofa."
 WAIT_MS = 90_000
+TABS = ["steps", "explorer", "summary", "positional", "inside", "about"]   # app.TAB_IDS, without importing gradio
+SIZES = [(1920, 1080, True), (1280, 800, False), (390, 844, False)]     # width, height, presenter mode
+SETTLE_S = 1.2   # for the figures to finish drawing after a tab or look change
 
 
 def plots_in(page, elem_id):
     return page.locator(f"#{elem_id} .js-plotly-plot")
 
 
+def french(page) -> str:
+    return page.locator("#fr-text textarea").input_value()
+
+
+def open_link(page, url: str, **query) -> str:
+    """Open the app on a link (``text=``, ``tab=``, ...) and wait for its translation; returns the French."""
+    page.goto(url + ("?" + urlencode(query) if query else ""))
+    page.wait_for_function("() => { const t = document.querySelector('#fr-text textarea'); return t && t.value; }",
+                           timeout=WAIT_MS)
+    return french(page)
+
+
 def translate_and_step(page, url: str, sentence: str = SENTENCE) -> str:
-    """Open the app, translate with Enter, wait for the step view, then go to step 3 with the Next
+    """Open the app on `sentence` (a ?text= link), wait for the step view, then go to step 3 with the Next
     button and the → key. Returns the French."""
-    page.goto(url)
-    box = page.locator("#src-text textarea")
-    box.wait_for(timeout=WAIT_MS)
-    box.fill(sentence)
-    box.press("Enter")
-    page.wait_for_function("() => document.querySelector('#fr-text textarea') && "
-                           "document.querySelector('#fr-text textarea').value.length > 0", timeout=60_000)
+    open_link(page, url, text=sentence)
     plots_in(page, "topk-plot").wait_for(timeout=WAIT_MS)
     plots_in(page, "cross-step-plot").wait_for(timeout=WAIT_MS)
     page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=WAIT_MS)
@@ -43,7 +56,7 @@ def translate_and_step(page, url: str, sentence: str = SENTENCE) -> str:
     page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
     page.locator("body").press("ArrowRight")
     page.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=WAIT_MS)
-    return page.locator("#fr-text textarea").input_value()
+    return french(page)
 
 
 def open_other_views(page) -> None:
@@ -57,16 +70,53 @@ def open_other_views(page) -> None:
     plots_in(page, "inside-plot").wait_for(timeout=WAIT_MS)
 
 
+def set_look(page, dark: bool, presenter: bool) -> None:
+    """The Dark look and presenter mode, as a lecturer sets them (each redraws every figure)."""
+    if dark:
+        page.locator("#look label:has-text('Dark')").click()
+        page.wait_for_function("() => document.body.classList.contains('dark')", timeout=WAIT_MS)
+    if presenter:
+        page.locator("#presenter input").check()
+        page.wait_for_function("() => document.body.classList.contains('presenter')", timeout=WAIT_MS)
+    time.sleep(SETTLE_S)
+
+
+def show_tab(page, tab: str) -> None:
+    page.locator(f"[role=tab][data-tab-id='{tab}']").click()
+    page.wait_for_selector(f"[role=tab][data-tab-id='{tab}'][aria-selected=true]", timeout=WAIT_MS)
+    if tab != "about":
+        page.locator("[role=tabpanel]:visible .js-plotly-plot").first.wait_for(timeout=WAIT_MS)
+    time.sleep(SETTLE_S)
+
+
+def every_view(browser, url: str, out: Path) -> list[Path]:
+    """Each tab at each size and look; the phone shots hold the whole page, the others the first screen."""
+    written = []
+    for width, height, presenter in SIZES:
+        for dark in (False, True):
+            page = browser.new_page(viewport={"width": width, "height": height})
+            open_link(page, url, text=SENTENCE, step=3)
+            set_look(page, dark, presenter)
+            for tab in TABS:
+                show_tab(page, tab)
+                name = f"{width}x{height}-{'dark' if dark else 'light'}{'-presenter' if presenter else ''}-{tab}.png"
+                page.screenshot(path=str(out / name), full_page=width < 600)
+                written.append(out / name)
+            page.close()
+    return written
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default=str(ROOT / "assets"), help="folder for the PNG files (default: assets/)")
+    p.add_argument("--readme-only", action="store_true", help="only the README's two screenshots")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from playwright.sync_api import sync_playwright
 
     from bench.apprunner import start_app, stop_app
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    (out / "views").mkdir(parents=True, exist_ok=True)
     proc, url = start_app()
     try:
         with sync_playwright() as pw:
@@ -76,10 +126,12 @@ def main(argv=None) -> int:
             page.screenshot(path=str(out / "screenshot.png"), full_page=False)
             open_other_views(page)
             page.screenshot(path=str(out / "screenshot-explorer.png"), full_page=False)
+            page.close()
+            views = [] if args.readme_only else every_view(browser, url, out / "views")
             browser.close()
     finally:
         stop_app(proc)
-    print(f"wrote {out / 'screenshot.png'} and {out / 'screenshot-explorer.png'}")
+    print(f"wrote {out / 'screenshot.png'}, {out / 'screenshot-explorer.png'} and {len(views)} views in {out / 'views'}")
     return 0
 
 

@@ -1,0 +1,48 @@
+"""Links that open a view (transformer/viz/links.py): a URL query read into a checked view, and back."""
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from transformer.viz.links import MEAN, ViewQuery, fit_ranges, parse_query, query_string
+
+TABS = ["steps", "explorer", "summary", "positional", "inside", "about"]
+
+
+def test_a_full_link_is_read_as_written():
+    q, notes = parse_query({"text": "I like apples.", "tab": "explorer", "step": "3", "kind": "cross", "layer": "2",
+                            "head": "4"}, TABS, "default", "steps")
+    assert notes == [] and q == ViewQuery("I like apples.", "explorer", 3, "cross", 2, "4")
+
+
+def test_no_query_gives_the_defaults():
+    q, notes = parse_query({}, TABS, "The cat.", "steps")
+    assert notes == [] and q == ViewQuery("The cat.", "steps")
+
+
+def test_bad_values_fall_back_with_a_note_each():
+    q, notes = parse_query({"text": "  ", "tab": "nope", "step": "x", "layer": "0", "kind": "self", "head": "-2"},
+                           TABS, "The cat.", "steps")
+    assert q == ViewQuery("The cat.", "steps")
+    assert len(notes) == 6 and any("tab=nope" in n for n in notes) and any("kind=self" in n for n in notes)
+
+
+def test_head_mean_and_case():
+    q, _ = parse_query({"tab": "Explorer", "kind": "Encoder", "head": "Mean over heads"}, TABS, "t", "steps")
+    assert (q.tab, q.kind, q.head) == ("explorer", "encoder", MEAN)
+
+
+def test_ranges_are_checked_against_the_model_and_sentence():
+    q = ViewQuery("t", "inside", step=9, layer=4, head=MEAN)
+    fitted, notes = fit_ranges(q, n_steps=8, n_layers=3, n_heads=8, mean_allowed=False)
+    assert (fitted.step, fitted.layer, fitted.head) == (None, None, None) and len(notes) == 3
+    fitted, notes = fit_ranges(ViewQuery("t", "explorer", 8, "cross", 3, "8"), 8, 3, 8)
+    assert notes == [] and (fitted.step, fitted.layer, fitted.head) == (8, 3, "8")
+    assert fit_ranges(ViewQuery("t", "steps", head="9"), 8, 3, 8)[0].head is None
+
+
+def test_query_string_round_trips():
+    link = query_string("Où est la gare? & co", "explorer", kind="cross", layer=2.0, head="mean over heads", step=None)
+    params = {k: v[0] for k, v in parse_qs(link[1:]).items()}
+    assert params == {"text": "Où est la gare? & co", "tab": "explorer", "kind": "cross", "layer": "2", "head": "mean"}
+    q, notes = parse_query(params, TABS, "default", "steps")
+    assert notes == [] and q == ViewQuery("Où est la gare? & co", "explorer", None, "cross", 2, MEAN)

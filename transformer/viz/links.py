@@ -1,0 +1,98 @@
+"""Links that open a view: ``?text=...&tab=...&step=...&kind=...&layer=...&head=...``.
+
+Pure functions (no gradio, no torch): read a URL query into a checked :class:`ViewQuery`, and
+write the query of what is on screen. A value that is missing keeps the view's default; a value
+that is wrong also keeps the default and is named in a note, never an error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Mapping, Optional, Sequence
+from urllib.parse import urlencode
+
+from ..config import MAX_INPUT_CHARS
+from ..trace import KINDS
+
+LINK_KEYS = ("text", "tab", "step", "kind", "layer", "head")
+MEAN = "mean"
+
+
+@dataclass(frozen=True)
+class ViewQuery:
+    """What a link asks for; None = not asked (or not valid): the view keeps its default."""
+
+    text: str
+    tab: str
+    step: Optional[int] = None
+    kind: Optional[str] = None
+    layer: Optional[int] = None
+    head: Optional[str] = None      # "mean" or "1".."H"
+
+
+def _positive_int(value: str) -> Optional[int]:
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        return None
+    return n if n >= 1 else None
+
+
+def parse_query(params: Mapping[str, str], tabs: Sequence[str], default_text: str,
+                default_tab: str) -> tuple[ViewQuery, list[str]]:
+    """Check the form of each value (the ranges need the model and trace: :func:`fit_ranges`)."""
+    notes = []
+    get = lambda k: (params.get(k) or "").strip()   # noqa: E731
+    text = get("text")[:4 * MAX_INPUT_CHARS]
+    if "text" in params and not text:
+        notes.append("The link's text is empty: showing an example instead.")
+    tab = get("tab").lower() or default_tab
+    if tab not in tabs:
+        notes.append(f"The link asks for a view 'tab={get('tab')[:40]}' that does not exist: "
+                     f"showing '{default_tab}' (views: {', '.join(tabs)}).")
+        tab = default_tab
+    values = {}
+    for key in ("step", "layer"):
+        if get(key):
+            values[key] = _positive_int(get(key))
+            if values[key] is None:
+                notes.append(f"The link's {key}={get(key)[:40]} is not a number from 1 up: using the default.")
+    kind = get("kind").lower() or None
+    if kind is not None and kind not in KINDS:
+        notes.append(f"The link's kind={get('kind')[:40]} is not one of {', '.join(KINDS)}: using the default.")
+        kind = None
+    head = get("head").lower() or None
+    if head is not None and not (head.startswith(MEAN) or _positive_int(head)):
+        notes.append(f"The link's head={get('head')[:40]} is neither 'mean' nor a head number: using the default.")
+        head = None
+    head = MEAN if head and head.startswith(MEAN) else (str(_positive_int(head)) if head else None)
+    return ViewQuery(text or default_text, tab, values.get("step"), kind, values.get("layer"), head), notes
+
+
+def fit_ranges(q: ViewQuery, n_steps: int, n_layers: int, n_heads: int, mean_allowed: bool = True
+               ) -> tuple[ViewQuery, list[str]]:
+    """Drop the values out of range for this sentence and model (naming each in a note)."""
+    notes, changes = [], {}
+    if q.step is not None and q.step > n_steps:
+        notes.append(f"This translation has {n_steps} steps, not {q.step}: showing step 1.")
+        changes["step"] = None
+    if q.layer is not None and q.layer > n_layers:
+        notes.append(f"This attention has {n_layers} layers, not {q.layer}: using the default layer.")
+        changes["layer"] = None
+    if q.head == MEAN and not mean_allowed:
+        notes.append("This view shows one head at a time, not the mean: using head 1.")
+        changes["head"] = None
+    elif q.head is not None and q.head != MEAN and int(q.head) > n_heads:
+        notes.append(f"The model has {n_heads} heads, not {q.head}: using the default head.")
+        changes["head"] = None
+    return replace(q, **changes), notes
+
+
+def query_string(text: str, tab: str, **view) -> str:
+    """``?text=...&tab=...`` plus the view's values that are set (None and empty ones are left out)."""
+    pairs = [("text", text), ("tab", tab)]
+    for key in LINK_KEYS[2:]:
+        value = view.get(key)
+        if value is not None and str(value) != "":
+            value = MEAN if str(value).lower().startswith(MEAN) else value
+            pairs.append((key, str(int(value)) if isinstance(value, float) else str(value)))
+    return "?" + urlencode(pairs)
