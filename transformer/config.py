@@ -88,3 +88,9 @@ PATTERN_THRESHOLD = 0.4     # a head is labelled by a pattern that gets at least
 BROAD_ENTROPY = 0.8         # ... or called "broad" above this normalised entropy
 ROLLOUT_RESIDUAL = 0.5      # weight of attention against the residual path in attention rollout
 REPORT_TOP_CANDIDATES = 5   # candidates per step in the HTML report's table
+
+# ------------------------------------------------------------------ "Why this word" (issue 12)
+IG_STEPS = 32               # Integrated Gradients: points on the straight path from the baseline (midpoint rule)
+ATTRIBUTION_BATCH = 256     # rows (target pieces × path points) per forward/backward pass
+LINES_MIN_WEIGHT = 0.02     # the lines view leaves out weights below this (invisible anyway)
+HEAD_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
