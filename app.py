@@ -350,8 +350,9 @@ def kv_cache_accordion():
             "Multiply-adds at step t (S source pieces, L decoder layers, d = d_model): per layer and position "
             "6d² (W^Q, W^K, W^V, W^O of self-attention, W^Q, W^O of cross-attention) + 2·d·d_ff (feed-forward) + "
             "2·d·(keys seen) + 2·d·S (the two attention products), and d·vocab for the output layer. With the cache "
-            "one position per step (and 2·S·d² per layer for the source's keys and values, at step 1 only); "
-            "recomputing the prefix, t positions, the source's keys and values again, and t output rows. "
+            "one position per step, seeing t keys (and 2·S·d² per layer for the source's keys and values, at step 1 "
+            "only); recomputing the prefix, t positions each scoring all t keys (the masked ones too), the source's "
+            "keys and values again, and t output rows. "
             "Biases and layer norms are left out.")
         out = gr.HTML(elem_id="kv-cache")
         code_panel(MultiHeadAttention.forward, why_views.kv_macs)

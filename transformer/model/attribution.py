@@ -30,7 +30,8 @@ def target_probs(model: Transformer, e: torch.Tensor, src: torch.Tensor, tgt_in:
     """f for a batch: row b's token embeddings e[b] (S, d), the probability of y_t at t = rows[b]."""
     B = e.size(0)
     enc = model.encode(src.expand(B, -1), embedded=model.positional(e))
-    logits = model.decode(tgt_in.expand(B, -1), enc).logits[torch.arange(B), rows].float()    # (B, vocab)
+    logits = model.decode(tgt_in.expand(B, -1), enc).logits[torch.arange(B), rows]            # (B, vocab)
+    logits = logits.to(torch.promote_types(logits.dtype, torch.float32))                       # fp16/bf16 -> fp32
     return torch.softmax(logits, -1).gather(1, tgt_out[rows][:, None])[:, 0]
 
 
@@ -39,13 +40,13 @@ def path_gradients(model: Transformer, e: torch.Tensor, src, tgt_in, tgt_out, al
     T, m = tgt_out.numel(), alphas.numel()
     rows = torch.arange(T, device=e.device).repeat_interleave(m)                  # (T·m,) target of each row
     a = alphas.repeat(T)                                                          # (T·m,) path point of each row
-    grads = torch.zeros((T * m, *e.shape[1:]), device=e.device)
+    grads = torch.zeros((T * m, *e.shape[1:]), device=e.device, dtype=torch.promote_types(e.dtype, torch.float32))
     for i in range(0, T * m, ATTRIBUTION_BATCH):
         sl = slice(i, i + ATTRIBUTION_BATCH)
         with torch.enable_grad():
             x = (a[sl, None, None] * e).detach().requires_grad_(True)
             f = target_probs(model, x, src, tgt_in, tgt_out, rows[sl])
-            grads[sl] = torch.autograd.grad(f.sum(), x)[0].float()
+            grads[sl] = torch.autograd.grad(f.sum(), x)[0].to(grads.dtype)
     return grads.view(T, m, *e.shape[1:]).mean(1)
 
 
@@ -68,6 +69,6 @@ def attribute(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int]
     m = steps if method == "integrated_gradients" else 1
     alphas = (torch.arange(m, device=device) + 0.5) / m if m > 1 else torch.ones(1, device=device)
     grads = path_gradients(model, e, src, tgt_in, tgt_out, alphas)                  # (T, S, d)
-    scores = (grads * e.float()).sum(-1)                                              # (T, S)
+    scores = (grads * e.to(grads.dtype)).sum(-1)                                              # (T, S)
     return Attribution(method, scores.cpu().double().numpy(), f_in.cpu().double().numpy(),
                        f_base.cpu().double().numpy(), m, BASELINE, list(src_pieces), list(tgt_pieces))

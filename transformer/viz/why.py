@@ -130,11 +130,13 @@ def kv_macs(d_model: int, d_ff: int, n_layers: int, vocab: int, src_len: int, t:
     Per decoder layer and position: 4·d² (self-attention W^Q, W^K, W^V, W^O) + 2·d² (cross W^Q, W^O)
     + 2·d·d_ff (feed-forward) + 2·d·(keys seen) (QKᵀ and ·V, self) + 2·d·S (cross); output layer d·V.
     Cached: one new position; the memory's cross K/V (2·S·d² per layer) only at step 1.
-    Recomputed: all t positions (position i sees i keys), the memory's K/V again, t output rows."""
+    Recomputed: all t positions, each scoring all t keys (masked ones too: the code multiplies the full
+    t × t matrices), the memory's K/V again, t output rows. Biases and layer norms are left out.
+    tests/test_why.py checks both against torch's FlopCounterMode on the model."""
     per_pos = 6 * d_model ** 2 + 2 * d_model * d_ff + 2 * d_model * src_len
     memory_kv = 2 * src_len * d_model ** 2
     cached = n_layers * (per_pos + 2 * d_model * t + (memory_kv if t == 1 else 0)) + d_model * vocab
-    full = n_layers * (t * per_pos + d_model * t * (t + 1) + memory_kv) + t * d_model * vocab
+    full = n_layers * (t * per_pos + 2 * d_model * t * t + memory_kv) + t * d_model * vocab
     return cached, full
 
 
