@@ -348,7 +348,7 @@ def kv_cache_accordion():
             "Decoding feeds one new piece per step: each decoder layer appends its key and value to the cache and "
             "reuses the earlier ones; the cross-attention keys and values of the source are computed once. "
             "Multiply-adds at step t (S source pieces, L decoder layers, d = d_model): per layer and position "
-            "6d² (W^Q, W^K, W^V, W^O of self-attention, W^Q, W^O of cross-attention) + 2·d·d_ff (feed-forward) + "
+            "6d² (W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup>, W<sup>O</sup> of self-attention, W<sup>Q</sup>, W<sup>O</sup> of cross-attention) + 2·d·d_ff (feed-forward) + "
             "2·d·(keys seen) + 2·d·S (the two attention products), and d·vocab for the output layer. With the cache "
             "one position per step, seeing t keys (and 2·S·d² per layer for the source's keys and values, at step 1 "
             "only); recomputing the prefix, t positions each scoring all t keys (the masked ones too), the source's "
@@ -383,20 +383,23 @@ def build_lines_view(page: Page) -> TabView:
         kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind")
         layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer")
         heads = gr.CheckboxGroup(page.head_choices[1:], value=page.head_choices[1:], label="Heads")
+    caption = gr.Markdown(elem_id="lines-caption")
     lines = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="lines-html")
     code_panel(MultiHeadAttention.forward)
 
     @safe_view
     def draw_lines(trace, kind_v, layer_v, heads_v, look, large, scale):
         if trace is None:
-            return f"<i>{NO_TRACE}</i>"
+            return "", f"<i>{NO_TRACE}</i>"
         maps = trace.attention(kind_v)
         layer_v = views.clamp(layer_v or 1, 1, maps.layers)
         hs = sorted(int(h) - 1 for h in (heads_v or []) if str(h).isdigit() and 0 < int(h) <= maps.heads)
-        return why_views.lines_html(maps.probs[layer_v - 1], hs, views.query_labels(trace, maps), maps.keys,
-                                    f"{views.KIND_TITLES[kind_v]}, layer {layer_v}")
+        queries = views.query_labels(trace, maps)
+        return (why_views.lines_caption(maps.probs[layer_v - 1], hs, queries, maps.keys),
+                why_views.lines_html(maps.probs[layer_v - 1], hs, queries, maps.keys,
+                                     f"{views.KIND_TITLES[kind_v]}, layer {layer_v}"))
 
-    tab = TabView(draw_lines, [kind, layer, heads], [lines])
+    tab = TabView(draw_lines, [kind, layer, heads], [caption, lines])
     kind.change(page.layer_range, kind, layer, api_visibility="undocumented", queue=False)
     tab.redraw_on(page, [kind, layer, heads], show_progress="hidden", trigger_mode="always_last")
     return tab

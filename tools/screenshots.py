@@ -57,6 +57,47 @@ def open_other_views(page) -> None:
     plots_in(page, "inside-plot").wait_for(timeout=WAIT_MS)
 
 
+def open_tab(page, name: str) -> None:
+    """Click a tab by its name (Gradio folds tabs that do not fit into an overflow menu)."""
+    tab = page.get_by_role("tab", name=name, exact=True)
+    if not tab.is_visible():
+        page.locator(".overflow-menu button, button.overflow-dropdown, .tab-container .overflow-item-selected, "
+                     "button:has-text('...'), button:has-text('⋯')").first.click()
+    page.get_by_role("tab", name=name, exact=True).click()
+
+
+def open_why_views(page, shots=None) -> None:
+    """After a translation: the KV-cache panel of Step by step, then Why this word's lines, attribution
+    (computed by its button) and vectors, each drawn; `shots(name)` is called after each view."""
+    take = shots or (lambda name: None)
+
+    def shots(name, top=None):
+        if top:
+            page.locator(top).first.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+        take(name)
+    open_tab(page, "Step by step")
+    page.get_by_text("KV cache at this step").click()
+    page.wait_for_selector("#kv-cache .kv-view", timeout=WAIT_MS)
+    shots("kv-cache", "#step-info")
+    open_tab(page, "Why this word")
+    page.wait_for_selector("#lines-html svg line", timeout=WAIT_MS)
+    page.locator("#lines-html svg text.tq").nth(1).hover()
+    shots("lines", "#lines-caption")
+    open_tab(page, "Attribution")
+    page.click("#attr-btn")
+    page.wait_for_selector("#attr-gap:has-text('gap')", timeout=WAIT_MS)
+    plots_in(page, "attr-ig").wait_for(timeout=WAIT_MS)
+    plots_in(page, "attr-agree").wait_for(timeout=WAIT_MS)
+    shots("attribution", "#attr-gap")
+    open_tab(page, "Vectors")
+    plots_in(page, "vectors-plot").wait_for(timeout=WAIT_MS)
+    page.wait_for_selector("#vectors-text:has-text('√')", timeout=WAIT_MS)
+    shots("vectors", "#vectors-text")
+    page.locator("#vectors-plot").locator("xpath=following::button[contains(., 'Code')][1]").click()
+    page.wait_for_selector(".cm-content:has-text('def head_vectors')", timeout=WAIT_MS)
+    shots("code", ".cm-content")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default=str(ROOT / "assets"), help="folder for the PNG files (default: assets/)")

@@ -55,6 +55,16 @@ def lines_html(probs: np.ndarray, heads: Sequence[int], queries: Sequence[str], 
             f'{lines}{text("tq", x0, "end", queries)}{text("tk", x1, "start", keys)}</svg></div>')
 
 
+def lines_caption(probs: np.ndarray, heads: Sequence[int], queries: Sequence[str], keys: Sequence[str]) -> str:
+    """One line of Markdown: how many lines are drawn and the strongest one (pieces escaped)."""
+    segs = line_segments(probs, heads)
+    if not segs:
+        return "No head selected: pick one or more heads." if not heads else "No weight is large enough to draw."
+    h, i, j, w = max(segs, key=lambda s: s[3])
+    return (f"{len(segs)} lines from {len(heads)} head(s); the strongest: head {h + 1}, "
+            f"«{html.escape(queries[i])}» → «{html.escape(keys[j])}» ({w:.2f}).")
+
+
 # ---------------------------------------------------------------- attribution beside attention
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
     """Spearman's rank correlation (scipy); NaN when either side is constant."""
@@ -76,8 +86,7 @@ def agreement(attr: Attribution, cross_layer: np.ndarray) -> tuple[np.ndarray, n
 
 def attribution_heatmap(attr: Attribution, dark: bool, font_size: int):
     m = float(np.abs(attr.scores).max(initial=0.0)) or 1.0
-    title = (f"{METHOD_TITLES[attr.method]} (baseline: {attr.baseline}"
-             f"{f', {attr.steps} steps' if attr.steps > 1 else ''}) · completeness gap {attr.relative_gap:.1%}")
+    title = f"{METHOD_TITLES[attr.method]} (red: raises p, blue: lowers it) · gap {attr.relative_gap:.1%}"
     return plots.attention_heatmap(attr.scores, [f"→ {p}" for p in attr.tgt_pieces], attr.src_pieces, title,
                                    zmin=-m, zmax=m, colorscale="RdBu", dark=dark, font_size=font_size,
                                    value_name="attribution", xaxis_title="source piece",
@@ -146,7 +155,7 @@ def kv_cache_html(prefix: Sequence[str], src_pieces: Sequence[str], n_layers: in
     t = len(prefix)
     chip = lambda p, cls: f'<span class="piece {cls}">{html.escape(p)}</span>'
     self_kv = "".join(chip(p, "kv-cached") for p in prefix[:-1]) + chip(prefix[-1], "kv-new")
-    cross = ("computed at step 1, cached since" if t > 1 else "computed now, once for the sentence")
+    cross = ("computed once at step 1, read from the cache" if t > 1 else "computed now, once for the sentence")
     rows = "".join(f"<tr><td>layer {l + 1}</td><td>{self_kv}</td><td>{len(src_pieces)} source positions: {cross}</td></tr>"
                    for l in range(n_layers))
     cached, full = kv_macs(d_model, d_ff, n_layers, vocab, len(src_pieces), t)
