@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,7 +129,7 @@ def model_card(checkpoint: Path) -> str:
 def code_panel(*objs) -> None:
     """A collapsed "Code" panel with the project's own source of what a view shows (read at start)."""
     with gr.Accordion("Code", open=False):
-        gr.Code("\n\n".join(inspect.getsource(o) for o in objs), language="python", interactive=False)
+        gr.Code("\n\n".join(textwrap.dedent(inspect.getsource(o)) for o in objs), language="python", interactive=False)
 
 
 @dataclass
