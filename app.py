@@ -195,11 +195,19 @@ def build_steps_tab(page: Page) -> TabView:
     def draw_step(trace, step_v, layer_v, head_v, look, large, scale):
         lk = look_of(look, large, scale)
         if trace is None:
-            return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 2), f"<i>{NO_TRACE}</i>")
-        return (*views.step_view(trace, int(step_v or 1), int(layer_v or 1), head_v, lk),
-                kv_view(trace, page.cfg, int(step_v or 1)))
+            return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 2))
+        return views.step_view(trace, int(step_v or 1), int(layer_v or 1), head_v, lk)
 
-    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, kv_html], step_slider=step)
+    @safe_view
+    def draw_kv(trace, step_v):
+        return f"<i>{NO_TRACE}</i>" if trace is None else kv_view(trace, page.cfg, int(step_v or 1))
+
+    def after_translate(event):
+        return event.then(draw_kv, [page.trace, step], kv_html, api_visibility="undocumented", queue=False)
+
+    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot], after_translate, step)
+    step.change(draw_kv, [page.trace, step], kv_html, api_visibility="undocumented", show_progress="hidden",
+                queue=False)
     step.change(draw_step, tab.inputs(page), tab.outputs, api_name="step_view", show_progress="hidden",
                 trigger_mode="always_last", concurrency_id="draw")
     tab.redraw_on(page, [layer, head], show_progress="hidden")

@@ -67,9 +67,11 @@ def test_vectors_sum_is_the_traces_score(translator, trace):
                 recorded = maps.scores[layer - 1, head - 1] * np.sqrt(trace.d_head)
                 seen = ~np.isnan(recorded)
                 np.testing.assert_allclose(dots[seen], recorded[seen], atol=1e-3, rtol=1e-4)
-    text, fig, _ = why_views.vectors_view(hv, input_parts(translator.model, trace.source.ids, trace.src_pieces), maps,
+    text, fig, fig_in = why_views.vectors_view(hv, input_parts(translator.model, trace.source.ids, trace.src_pieces), maps,
                                           2, 1, 1, False, 14)
-    assert f"{float(hv.q[1] @ hv.k[0]):.4f}" in text and f"{recorded[1, 0]:.4f}" in text
+    assert f"{float(hv.q[1] @ hv.k[0]):.4f}" in text and f"{recorded[1, 0] / np.sqrt(trace.d_head):.4f}" in text
+    import plotly.graph_objects as go
+    go.Figure(fig.to_dict()), go.Figure(fig_in.to_dict())   # valid for Plotly
 
 
 def test_input_parts_are_the_models_input(translator, trace):
