@@ -9,6 +9,7 @@ temporary folder, so running the tests never changes the tracked images.
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -58,12 +59,15 @@ def open_other_views(page) -> None:
 
 
 def open_tab(page, name: str) -> None:
-    """Click a tab by its name (Gradio folds tabs that do not fit into an overflow menu)."""
+    """Click a tab by its name; on a narrow screen Gradio folds tabs into a "More tabs" menu."""
     tab = page.get_by_role("tab", name=name, exact=True)
-    if not tab.is_visible():
-        page.locator(".overflow-menu button, button.overflow-dropdown, .tab-container .overflow-item-selected, "
-                     "button:has-text('...'), button:has-text('⋯')").first.click()
-    page.get_by_role("tab", name=name, exact=True).click()
+    if tab.count() and tab.first.is_visible():
+        tab.first.click()
+        return
+    item = page.locator(".overflow-dropdown button").filter(has_text=re.compile(f"^\\s*{re.escape(name)}\\s*$"))
+    menu = page.locator(".overflow-menu").filter(has=item)
+    menu.locator("button[aria-label='More tabs']").first.click()
+    menu.locator(".overflow-dropdown button").filter(has_text=re.compile(f"^\\s*{re.escape(name)}\\s*$")).first.click()
 
 
 def open_why_views(page, shots=None) -> None:

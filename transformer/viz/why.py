@@ -100,8 +100,8 @@ def agreement_figure(attr: Attribution, cross_layer: np.ndarray, layer: int, dar
             for r, name in ((mean, f"mean over heads, layer {layer}"), (best, f"best head ({h + 1}), layer {layer}"))]
     layout = dict(yaxis=dict(title=dict(text="Spearman ρ with |attribution|"), range=[-1.05, 1.05]),
                   xaxis=dict(title=dict(text="target step"), tickangle=-45), legend=dict(orientation="h", y=-0.35))
-    title = (f"Does attention rank the source pieces like {METHOD_TITLES[attr.method]}? "
-             f"mean ρ: {np.nanmean(mean):.2f} (mean over heads), {np.nanmean(best):.2f} (best head)")
+    title = (f"Rank agreement with |{METHOD_TITLES[attr.method]}|: mean ρ {np.nanmean(mean):.2f} (heads' mean), "
+             f"{np.nanmean(best):.2f} (best head)")
     return plots._fast_figure(data, layout, dark, font_size, 420, title)
 
 
