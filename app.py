@@ -28,6 +28,7 @@ import gradio as gr
 
 from transformer.config import (APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY, APP_TORCH_THREADS,
                                 PE_DEFAULT_DIMS, PLAY_INTERVAL_S, TEXTBOX_MAX_CHARS, ModelConfig)
+from transformer.config import ATTRIBUTION_MAX_PIECES
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from transformer.model import attribution, vectors
 from transformer.model.attention import MultiHeadAttention, scaled_dot_product_attention
@@ -357,7 +358,8 @@ def kv_cache_accordion():
             "Decoding feeds one new piece per step: each decoder layer appends its key and value to the cache and "
             "reuses the earlier ones; the cross-attention keys and values of the source are computed once. "
             "Multiply-adds at step t (S source pieces, L decoder layers, d = d_model): per layer and position "
-            "6d² (W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup>, W<sup>O</sup> of self-attention, W<sup>Q</sup>, W<sup>O</sup> of cross-attention) + 2·d·d_ff (feed-forward) + "
+            "6d² (W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup>, W<sup>O</sup> of self-attention, W<sup>Q</sup>, "
+            "W<sup>O</sup> of cross-attention) + 2·d·d_ff (feed-forward) + "
             "2·d·(keys seen) + 2·d·S (the two attention products), and d·vocab for the output layer. With the cache "
             "one position per step, seeing t keys (and 2·S·d² per layer for the source's keys and values, at step 1 "
             "only); recomputing the prefix, t positions each scoring all t keys (the masked ones too), the source's "
@@ -426,6 +428,10 @@ def run_attribution(translator: Translator):
             raise gr.Error("Type an English sentence first.")
         try:
             trace = translator.trace(str(english))
+            longest = max(len(trace.src_pieces), len(trace.tgt_pieces))
+            if longest > ATTRIBUTION_MAX_PIECES:
+                raise ValueError(f"Attribution is limited to {ATTRIBUTION_MAX_PIECES} pieces on either side (this "
+                                 f"sentence has {longest}): try a shorter sentence.")
             attrs = [attribution.attribute(translator.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
                                            trace.tgt_pieces) for m in (METHODS if method == "both" else (method,))]
         except ValueError as e:

@@ -91,6 +91,7 @@ REPORT_TOP_CANDIDATES = 5   # candidates per step in the HTML report's table
 
 # ------------------------------------------------------------------ "Why this word" (issue 12)
 IG_STEPS = 32               # Integrated Gradients: points on the straight path from the baseline (midpoint rule)
-ATTRIBUTION_BATCH = 256     # rows (target pieces × path points) per forward/backward pass
+ATTRIBUTION_TOKENS = 4096   # target positions per forward/backward pass (rows × target length): bounds memory
+ATTRIBUTION_MAX_PIECES = 48 # longest source or translation (pieces) the app attributes: bounds the time
 LINES_MIN_WEIGHT = 0.02     # the lines view leaves out weights below this (invisible anyway)
 HEAD_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")

@@ -18,7 +18,7 @@ from typing import Sequence
 
 import torch
 
-from ..config import ATTRIBUTION_BATCH, IG_STEPS
+from ..config import ATTRIBUTION_TOKENS, IG_STEPS
 from ..why import Attribution, AttributionMethod
 from .transformer import Transformer
 
@@ -41,8 +41,9 @@ def path_gradients(model: Transformer, e: torch.Tensor, src, tgt_in, tgt_out, al
     rows = torch.arange(T, device=e.device).repeat_interleave(m)                  # (T·m,) target of each row
     a = alphas.repeat(T)                                                          # (T·m,) path point of each row
     grads = torch.zeros((T * m, *e.shape[1:]), device=e.device, dtype=torch.promote_types(e.dtype, torch.float32))
-    for i in range(0, T * m, ATTRIBUTION_BATCH):
-        sl = slice(i, i + ATTRIBUTION_BATCH)
+    batch = max(1, ATTRIBUTION_TOKENS // T)                                        # rows per pass (each T long)
+    for i in range(0, T * m, batch):
+        sl = slice(i, i + batch)
         with torch.enable_grad():
             x = (a[sl, None, None] * e).detach().requires_grad_(True)
             f = target_probs(model, x, src, tgt_in, tgt_out, rows[sl])
