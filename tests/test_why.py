@@ -192,3 +192,27 @@ def test_attribution_views_draw(trace, translator):
     assert mean[t] == pytest.approx(spearmanr(np.abs(atts[0].scores[t]), trace.cross.probs[0, :, t].mean(0)).statistic)
     d = atts[0].to_dict()
     assert len(d["matrix"]) == len(trace.tgt_pieces) and len(d["matrix"][0]) == len(trace.src_pieces)
+
+
+def test_attribution_api_two_users_at_once(app_url):
+    """/attribution (english, method): JSON matrix (target × source pieces) and the gap; two users at once
+    each get the result for their own sentence."""
+    from gradio_client import Client
+    sentences = ["The cat is sleeping on the sofa.", "Two children are playing football in the park."]
+    out = {}
+
+    def user(s):
+        out[s] = Client(app_url, verbose=False).predict(s, "gradient_x_input", api_name="/attribution")
+    threads = [threading.Thread(target=user, args=(s,)) for s in sentences]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert "chat" in out[sentences[0]]["translation"].lower() and "enfants" in out[sentences[1]]["translation"].lower()
+    for r in out.values():
+        m = np.array(r["matrix"])
+        assert m.shape == (len(r["target_pieces"]), len(r["source_pieces"])) and "gap" in r and "relative_gap" in r
+    ig = Client(app_url, verbose=False).predict(sentences[0], "integrated_gradients", api_name="/attribution")
+    assert ig["steps"] > 1 and ig["relative_gap"] < 0.05 and "baseline" in ig
+    with pytest.raises(Exception, match="limited to"):
+        Client(app_url, verbose=False).predict("The " + "very " * 80 + "big cat.", "both", api_name="/attribution")
