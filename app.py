@@ -71,7 +71,7 @@ CSS = """
 .arch-box.out{border-color:#009E73}.arch-title{font-weight:700}.arch-arrow{text-align:center;font-weight:600}
 body.presenter .gradio-container{font-size:1.3em} body.presenter .prose{font-size:1.25em}
 .lines-view svg text{fill:var(--body-text-color);font-family:var(--font-mono);font-size:14px;cursor:pointer;outline:none}
-.lines-view svg text:hover,.lines-view svg text:focus{font-weight:bold} body.presenter .lines-view svg text{font-size:17px}
+.lines-view svg text:hover,.lines-view svg text:focus{font-weight:bold} body.presenter .lines-view svg{max-width:960px!important}
 .lines-hint{opacity:.75;font-size:.9em} .kv-view{overflow-x:auto} .kv-view td,.kv-view th{padding:3px 8px;text-align:left}
 .piece.kv-cached{opacity:.6} .piece.kv-new{border:2px solid #E69F00;font-weight:bold}
 """

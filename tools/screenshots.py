@@ -75,9 +75,11 @@ def open_why_views(page, shots=None) -> None:
     (computed by its button) and vectors, each drawn; `shots(name)` is called after each view."""
     take = shots or (lambda name: None)
 
-    def shots(name, top=None):
+    def shots(name, top=None, hover=None):
         if top:
             page.locator(top).first.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+        if hover:
+            page.locator(hover).first.hover()
         take(name)
     open_tab(page, "Step by step")
     page.get_by_text("KV cache at this step").click()
@@ -85,8 +87,7 @@ def open_why_views(page, shots=None) -> None:
     shots("kv-cache", "#step-info")
     open_tab(page, "Why this word")
     page.wait_for_selector("#lines-html svg line", timeout=WAIT_MS)
-    page.locator("#lines-html svg text.tq").nth(1).hover()
-    shots("lines", "#lines-caption")
+    shots("lines", "#lines-caption", "#lines-html svg text.tq.q1")     # hovering a piece isolates its lines
     open_tab(page, "Attribution")
     page.click("#attr-btn")
     page.wait_for_selector("#attr-gap:has-text('gap')", timeout=WAIT_MS)
