@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import logging
 import os
 import sys
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +34,16 @@ from transformer.replay import Replay, load_replay
 from transformer.sentences import split_sentences
 from transformer.translator import Translator
 from transformer.viz import learning, links, views
+from transformer.config import ATTRIBUTION_MAX_PIECES
+from transformer.model import attribution, vectors
+from transformer.model.attention import MultiHeadAttention, scaled_dot_product_attention
+from transformer.model.decoding import trace_greedy
+from transformer.model.layers import PositionalEncoding
+from transformer.model.transformer import Transformer
+from transformer.positional import sinusoidal_encoding
+from transformer.viz.analysis import head_summary
+from transformer.why import METHODS, Attribution
+from transformer.viz import why as why_views
 from transformer.viz.plots import COLORSCALES, DEFAULT_SCALE, empty_figure
 from transformer.viz.report import build_report, report_filename
 
@@ -110,6 +122,10 @@ body.presenter input[type=number]{font-size:20px} body.presenter .min_value,body
 #grid-plot .js-plotly-plot,#inside-plot .js-plotly-plot,#summary-plot .js-plotly-plot{min-width:680px}
 #explorer-plot .js-plotly-plot,#cross-steps-plot .js-plotly-plot{min-width:540px}
 @media (max-width:640px){.js-plotly-plot .modebar-container{display:none}}
+.lines-view svg text{fill:var(--body-text-color);font-family:var(--font-mono);font-size:14px;cursor:pointer;outline:none}
+.lines-view svg text:hover,.lines-view svg text:focus{font-weight:bold} body.presenter .lines-view svg{max-width:960px!important}
+.lines-hint{opacity:.75;font-size:.9em} .kv-view{overflow-x:auto} .kv-view td,.kv-view th{padding:3px 8px;text-align:left}
+.piece.kv-cached{opacity:.6} .piece.kv-new{border:2px solid #E69F00;font-weight:bold}
 """
 
 # Keyboard: ← / → step through decoding, only while the Step-by-step tab is on screen and never while
@@ -170,6 +186,12 @@ def model_card(checkpoint: Path) -> str:
     return "_This checkpoint has no MODEL_CARD.md._"
 
 
+def code_panel(*objs) -> None:
+    """A collapsed "Code" panel with the project's own source of what a view shows (read at start)."""
+    with gr.Accordion("Code", open=False):
+        gr.Code("\n\n".join(textwrap.dedent(inspect.getsource(o)) for o in objs), language="python", interactive=False)
+
+
 @dataclass
 class Page:
     """What every tab needs: the model's sizes, this user's trace, and the display controls."""
@@ -178,6 +200,8 @@ class Page:
     trace: gr.State
     look: list           # Look, presenter mode, colour scale: every figure follows them
     replay: Optional[Replay] = None   # the checkpoint's training replay (the same for every user)
+    translator: Optional[Translator] = None   # the shared model, for the views computed on request
+    english: Optional[gr.Textbox] = None      # the sentence box (the attribution reads it)
 
     @property
     def head_choices(self) -> list[str]:
@@ -233,6 +257,8 @@ def build_steps_tab(page: Page) -> TabView:
         topk_plot = gr.Plot(label="Next-token probabilities", elem_id="topk-plot")
         cross_plot = gr.Plot(label="Cross-attention over the source", elem_id="cross-step-plot")
     cross_steps = gr.Plot(label="Cross-attention, steps so far", elem_id="cross-steps-plot")
+    kv_html = kv_cache_accordion()
+    code_panel(trace_greedy)
 
     @safe_view
     def draw_step(trace, step_v, layer_v, head_v, look, large, scale):
@@ -242,8 +268,18 @@ def build_steps_tab(page: Page) -> TabView:
         args = (trace, int(step_v or 1), int(layer_v or 1), head_v, lk)
         return (*views.step_view(*args), views.cross_steps_figure(*args))
 
-    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps], step_slider=step)
+    @safe_view
+    def draw_kv(trace, step_v):
+        return f"<i>{NO_TRACE}</i>" if trace is None else kv_view(trace, page.cfg, int(step_v or 1))
+
+    def after_translate(event):
+        return event.then(draw_kv, [page.trace, step], kv_html, api_visibility="undocumented", queue=False)
+
+    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps], after_translate,
+                  step)
     tab.link = dict(step=step, layer=layer, head=head)
+    step.change(draw_kv, [page.trace, step], kv_html, api_visibility="undocumented", show_progress="hidden",
+                queue=False)
     step.change(draw_step, tab.inputs(page), tab.outputs, api_name="step_view", show_progress="hidden",
                 trigger_mode="always_last", concurrency_id="draw")
     tab.redraw_on(page, [layer, head], show_progress="hidden")
@@ -291,6 +327,7 @@ def build_explorer_tab(page: Page) -> TabView:
     gr.Markdown("**All heads** (layers × heads, like BertViz's model view). Hover for values; pick a "
                 "layer and head above to enlarge one.")
     grid_plot = gr.Plot(label="All heads", elem_id="grid-plot")
+    code_panel(scaled_dot_product_attention)
 
     @safe_view
     def draw_explorer(trace, kind_v, layer_v, head_v, mode_v, scaling_v, look, large, scale):
@@ -319,6 +356,7 @@ def build_summary_tab(page: Page) -> TabView:
     gr.Markdown(views.summary_legend())
     table = gr.Dataframe(headers=["layer", "head", "entropy", "label", "strongest pattern", "its share"],
                          label="Per head", interactive=False, wrap=True)
+    code_panel(head_summary)
 
     @safe_view
     def draw_summary(trace, kind_v, look, large, scale):
@@ -343,6 +381,7 @@ def build_positional_tab(page: Page) -> TabView:
     with gr.Row():
         curves = gr.Plot(label="Curves")
         similarity = gr.Plot(label="Similarity between positions")
+    code_panel(sinusoidal_encoding, PositionalEncoding.forward)
 
     @safe_view
     def draw_positional(trace, dims_v, look, large, scale):   # drawn before any translation too
@@ -365,6 +404,7 @@ def build_inside_tab(page: Page) -> TabView:
     plot = gr.Plot(label="Scaled dot-product attention, step by step", elem_id="inside-plot")
     row = gr.Plot(label="One query: with and without scaling")
     text = gr.Markdown()
+    code_panel(scaled_dot_product_attention)
 
     @safe_view
     def draw_inside(trace, kind_v, layer_v, head_v, query_v, unscaled_v, look, large, scale):
@@ -418,6 +458,184 @@ def build_learning_tab(page: Page) -> TabView:
     return tab
 
 
+def kv_cache_accordion():
+    """The Step-by-step tab's KV-cache panel (collapsed): what is cached at this step, and what it saves."""
+    with gr.Accordion("KV cache at this step", open=False):
+        gr.Markdown(
+            "Decoding feeds one new piece per step: each decoder layer appends its key and value to the cache and "
+            "reuses the earlier ones; the cross-attention keys and values of the source are computed once. "
+            "Multiply-adds at step t (S source pieces, L decoder layers, d = d_model): per layer and position "
+            "6d² (W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup>, W<sup>O</sup> of self-attention, W<sup>Q</sup>, "
+            "W<sup>O</sup> of cross-attention) + 2·d·d_ff (feed-forward) + "
+            "2·d·(keys seen) + 2·d·S (the two attention products), and d·vocab for the output layer. With the cache "
+            "one position per step, seeing t keys (and 2·S·d² per layer for the source's keys and values, at step 1 "
+            "only); recomputing the prefix, t positions each scoring all t keys (the masked ones too), the source's "
+            "keys and values again, and t output rows. "
+            "Biases and layer norms are left out.")
+        out = gr.HTML(elem_id="kv-cache")
+        code_panel(MultiHeadAttention.forward, why_views.kv_macs)
+    return out
+
+
+def kv_view(trace, cfg: ModelConfig, step: int) -> str:
+    s = trace.steps[views.clamp(step, 1, len(trace.steps)) - 1]
+    return why_views.kv_cache_html(s.prefix, trace.src_pieces, cfg.n_decoder_layers, cfg.d_model, cfg.d_ff,
+                                   cfg.vocab_size)
+
+
+def build_why_tab(page: Page) -> TabView:
+    gr.Markdown("Three more ways to read attention: as lines between pieces, beside a gradient-based attribution, "
+                "and as the vectors behind one score.")
+    with gr.Tabs():
+        with gr.Tab("Lines", id="why-lines"):
+            tab = build_lines_view(page)
+        with gr.Tab("Attribution", id="why-attribution"):
+            build_attribution_view(page)
+        with gr.Tab("Vectors", id="why-vectors"):
+            tab.after_translate = build_vectors_view(page)
+    return tab
+
+
+def build_lines_view(page: Page) -> TabView:
+    with gr.Row():
+        kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind")
+        layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer")
+        heads = gr.CheckboxGroup(page.head_choices[1:], value=page.head_choices[1:], label="Heads")
+    caption = gr.Markdown(elem_id="lines-caption")
+    lines = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="lines-html")
+    code_panel(MultiHeadAttention.forward)
+
+    @safe_view
+    def draw_lines(trace, kind_v, layer_v, heads_v, look, large, scale):
+        if trace is None:
+            return "", f"<i>{NO_TRACE}</i>"
+        maps = trace.attention(kind_v)
+        layer_v = views.clamp(layer_v or 1, 1, maps.layers)
+        hs = sorted(int(h) - 1 for h in (heads_v or []) if str(h).isdigit() and 0 < int(h) <= maps.heads)
+        queries = views.query_labels(trace, maps)
+        return (why_views.lines_caption(maps.probs[layer_v - 1], hs, queries, maps.keys),
+                why_views.lines_html(maps.probs[layer_v - 1], hs, queries, maps.keys,
+                                     f"{views.KIND_TITLES[kind_v]}, layer {layer_v}"))
+
+    tab = TabView(draw_lines, [kind, layer, heads], [caption, lines])
+    kind.change(page.layer_range, kind, layer, api_visibility="undocumented", queue=False)
+    tab.redraw_on(page, [kind, layer, heads], show_progress="hidden", trigger_mode="always_last")
+    return tab
+
+
+def run_attribution(translator: Translator):
+    def attribution_api(english, method):
+        """Attribution of each target piece's probability to the source pieces: JSON with the matrix
+        (target pieces × source pieces) and the completeness gap; method: integrated_gradients,
+        gradient_x_input or both."""
+        method = str(method or "both")
+        if method not in (*METHODS, "both"):
+            raise gr.Error(f"Unknown method {method!r}: use integrated_gradients, gradient_x_input or both.")
+        if english is None or not str(english).strip():
+            raise gr.Error("Type an English sentence first.")
+        try:
+            trace = translator.trace(str(english))
+            longest = max(len(trace.src_pieces), len(trace.tgt_pieces))
+            if longest > ATTRIBUTION_MAX_PIECES:
+                raise ValueError(f"Attribution is limited to {ATTRIBUTION_MAX_PIECES} pieces on either side (this "
+                                 f"sentence has {longest}): try a shorter sentence.")
+            attrs = [attribution.attribute(translator.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
+                                           trace.tgt_pieces) for m in (METHODS if method == "both" else (method,))]
+        except ValueError as e:
+            raise gr.Error(str(e))
+        out = {"translation": trace.translation, **attrs[0].to_dict()}
+        if len(attrs) > 1:
+            out["also"] = {a.method: a.to_dict() for a in attrs[1:]}
+        return {"trace": trace, "attributions": attrs}, out
+    return attribution_api
+
+
+def build_attribution_view(page: Page) -> None:
+    gr.Markdown("Is attention an explanation? Beside the cross-attention, how much each source piece's embedding "
+                "moved the probability of each target piece (red: up, blue: down), and how well the two agree "
+                "(Jain & Wallace 2019; Wiegreffe & Pinter 2019). Computed on request: a few seconds.")
+    with gr.Row():
+        method = gr.Radio([("Both", "both"), ("Integrated Gradients", "integrated_gradients"),
+                           ("Gradient × input", "gradient_x_input")], value="both", label="Method")
+        layer = gr.Slider(1, page.cfg.n_decoder_layers, value=page.cfg.n_decoder_layers, step=1,
+                          label="Cross-attention layer to compare")
+        btn = gr.Button("Compute attribution for the sentence above", variant="primary", elem_id="attr-btn")
+    result = gr.State(None)
+    gap = gr.Markdown(elem_id="attr-gap")
+    with gr.Row():
+        plots = [gr.Plot(label="Integrated Gradients", elem_id="attr-ig"),
+                 gr.Plot(label="Cross-attention", elem_id="attr-cross")]
+    with gr.Row():
+        plots += [gr.Plot(label="Gradient × input", elem_id="attr-gx"), gr.Plot(label="Agreement", elem_id="attr-agree")]
+    with gr.Accordion("Numbers (JSON)", open=False):
+        numbers = gr.JSON(elem_id="attr-json")
+    code_panel(attribution.target_probs, attribution.path_gradients, attribution.attribute)
+
+    @safe_view
+    def draw_attribution(res, layer_v, look, large, scale):
+        lk = look_of(look, large, scale)
+        if res is None:
+            return ("", *[empty_figure("Press “Compute attribution”.", lk.dark) for _ in plots])
+        return why_views.attribution_views(res["trace"], res["attributions"], int(layer_v or 1), lk)
+
+    ins = [result, layer, *page.look]
+    btn.click(run_attribution(page.translator), [page.english, method], [result, numbers], api_name="attribution",
+              concurrency_id="attribution", concurrency_limit=1).then(
+        draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
+    for c in (layer, *page.look):
+        c.change(draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
+
+
+def build_vectors_view(page: Page) -> Callable:
+    gr.Markdown("The vectors behind one score: a query vector and a key vector of one head, their element-wise "
+                "product, and its sum, the score before ÷√d_k. Below, a piece's input to layer 1.")
+    with gr.Row():
+        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
+        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer")
+        head = gr.Dropdown(page.head_choices[1:], value="1", label="Head")
+    with gr.Row():
+        query = gr.Slider(1, 2, value=1, step=1, label="Query piece")
+        key = gr.Slider(1, 2, value=1, step=1, label="Key piece")
+        piece = gr.Slider(1, 2, value=1, step=1, label="Source piece for the input to layer 1")
+    numbers = gr.Markdown(elem_id="vectors-text")
+    vec_plot = gr.Plot(label="Query, key and their product", elem_id="vectors-plot")
+    input_plot = gr.Plot(label="Embedding × √d_model + positional encoding", elem_id="input-plot")
+    code_panel(vectors.layer_inputs, vectors.head_vectors, Transformer.embed)
+
+    @safe_view
+    def draw_vectors(trace, kind_v, layer_v, head_v, q_v, k_v, piece_v, look, large, scale):
+        lk = look_of(look, large, scale)
+        if trace is None:
+            return (NO_TRACE, *no_trace(lk, 2))
+        maps = trace.attention(kind_v)
+        layer_v, head_v = views.clamp(layer_v or 1, 1, maps.layers), views.clamp(head_v or 1, 1, maps.heads)
+        model = page.translator.model
+        hv = vectors.head_vectors(model, trace.source.ids, [page.cfg.bos_id, *trace.tgt_ids[:-1]], kind_v, layer_v,
+                                  head_v, views.query_labels(trace, maps), maps.keys)
+        parts = vectors.input_parts(model, trace.source.ids, trace.src_pieces)
+        return why_views.vectors_view(hv, parts, maps, int(q_v or 1), int(k_v or 1), int(piece_v or 1), lk.dark,
+                                      lk.font)
+
+    def fit(trace, kind_v):
+        if trace is None:
+            return gr.update(), gr.update(), gr.update()
+        maps = trace.attention(kind_v)
+        return slider_update(len(maps.queries)), slider_update(len(maps.keys)), slider_update(len(trace.src_pieces))
+
+    ins = [page.trace, kind, layer, head, query, key, piece, *page.look]
+    outs = [numbers, vec_plot, input_plot]
+    quiet = dict(api_visibility="undocumented", show_progress="hidden")
+    kind.change(page.layer_range, kind, layer, queue=False, **quiet).then(
+        fit, [page.trace, kind], [query, key, piece], queue=False, **quiet)
+    for c in (layer, head, query, key, piece, *page.look):
+        c.change(draw_vectors, ins, outs, concurrency_id="draw", trigger_mode="always_last", **quiet)
+
+    def after_translate(event):
+        return event.then(fit, [page.trace, kind], [query, key, piece], queue=False, **quiet).then(
+            draw_vectors, ins, outs, concurrency_id="draw", **quiet)
+    return after_translate
+
+
 def build_about_tab(page: Page, n_params: int, checkpoint: Path) -> None:
     gr.HTML(views.architecture_html(page.cfg, n_params))
     gr.Markdown(model_card(checkpoint))
@@ -425,7 +643,8 @@ def build_about_tab(page: Page, n_params: int, checkpoint: Path) -> None:
 
 TABS = [("Step by step", "steps", build_steps_tab), ("Attention explorer", "explorer", build_explorer_tab),
         ("Head summary", "summary", build_summary_tab), ("Positional encoding", "positional", build_positional_tab),
-        ("Inside one head", "inside", build_inside_tab), ("How it learned", "learned", build_learning_tab)]
+        ("Inside one head", "inside", build_inside_tab), ("Why this word", "why", build_why_tab),
+        ("How it learned", "learned", build_learning_tab)]
 
 
 # ---------------------------------------------------------------- the page around the tabs
@@ -670,7 +889,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         text, go_btn, results, (link_btn, link_box), look = build_input_section(
             lambda: build_display_section(translator.cfg, trace_state, look, large))
         picker = gr.Dropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
-        page = Page(translator.cfg, trace_state, look, replay_of(checkpoint))
+        page = Page(translator.cfg, trace_state, look, replay_of(checkpoint), translator, text)
         tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab)
 
         draw_all, all_in, all_out = redraw_all(page, tabs)

@@ -178,3 +178,27 @@ def test_the_screenshot_script_names_every_tab():
     import app
     from tools.screenshots import TABS
     assert TABS == app.TAB_IDS
+
+def test_why_this_word_views_in_a_browser(browser, app_url, tmp_path):
+    """The KV-cache panel, the lines (hover isolates a piece's lines), the attribution (button) and the
+    vectors each open and draw; a Code panel shows the project's own source."""
+    from tools.screenshots import open_why_views
+    page = browser.new_page(viewport=VIEWPORT)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    translate_and_step(page, app_url)
+    shots = []
+    open_why_views(page, lambda name: (page.screenshot(path=str(tmp_path / f"why-{name}.png")), shots.append(name)))
+    assert shots == ["kv-cache", "lines", "attribution", "vectors", "code"]
+    assert "saved" in page.locator("#kv-cache").inner_text()
+    from tools.screenshots import open_tab
+    open_tab(page, "Lines")
+    page.locator("#lines-html svg text.tq").nth(1).hover()
+    lines = page.locator("#lines-html svg line")
+    shown = page.evaluate("() => [...document.querySelectorAll('#lines-html svg line')]"
+                          ".filter(l => getComputedStyle(l).display !== 'none').length")
+    assert 0 < shown < lines.count()          # hovering one query piece leaves only its lines
+    assert "Integrated Gradients" in page.locator("#attr-gap").inner_text()
+    assert "q · k" in page.locator("#vectors-text").inner_text()
+    assert not errors, errors
+    page.close()

@@ -11,6 +11,7 @@ screenshots to a temporary folder, so running the tests never changes the tracke
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import time
@@ -104,6 +105,50 @@ def every_view(browser, url: str, out: Path) -> list[Path]:
                 written.append(out / name)
             page.close()
     return written
+
+def open_tab(page, name: str) -> None:
+    """Click a tab by its name; on a narrow screen Gradio folds tabs into a "More tabs" menu."""
+    tab = page.get_by_role("tab", name=name, exact=True)
+    if tab.count() and tab.first.is_visible():
+        tab.first.click()
+        return
+    item = page.locator(".overflow-dropdown button").filter(has_text=re.compile(f"^\\s*{re.escape(name)}\\s*$"))
+    menu = page.locator(".overflow-menu").filter(has=item)
+    menu.locator("button[aria-label='More tabs']").first.click()
+    menu.locator(".overflow-dropdown button").filter(has_text=re.compile(f"^\\s*{re.escape(name)}\\s*$")).first.click()
+
+
+def open_why_views(page, shots=None) -> None:
+    """After a translation: the KV-cache panel of Step by step, then Why this word's lines, attribution
+    (computed by its button) and vectors, each drawn; `shots(name)` is called after each view."""
+    take = shots or (lambda name: None)
+
+    def shots(name, top=None, hover=None):
+        if top:
+            page.locator(top).first.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+        if hover:
+            page.locator(hover).first.hover()
+        take(name)
+    open_tab(page, "Step by step")
+    page.get_by_text("KV cache at this step").click()
+    page.wait_for_selector("#kv-cache .kv-view", timeout=WAIT_MS)
+    shots("kv-cache", "#step-info")
+    open_tab(page, "Why this word")
+    page.wait_for_selector("#lines-html svg line", timeout=WAIT_MS)
+    shots("lines", "#lines-caption", "#lines-html svg text.tq.q1")     # hovering a piece isolates its lines
+    open_tab(page, "Attribution")
+    page.click("#attr-btn")
+    page.wait_for_selector("#attr-gap:has-text('gap')", timeout=WAIT_MS)
+    plots_in(page, "attr-ig").wait_for(timeout=WAIT_MS)
+    plots_in(page, "attr-agree").wait_for(timeout=WAIT_MS)
+    shots("attribution", "#attr-gap")
+    open_tab(page, "Vectors")
+    plots_in(page, "vectors-plot").wait_for(timeout=WAIT_MS)
+    page.wait_for_selector("#vectors-text:has-text('√')", timeout=WAIT_MS)
+    shots("vectors", "#vectors-text")
+    page.locator("#vectors-plot").locator("xpath=following::button[contains(., 'Code')][1]").click()
+    page.wait_for_selector(".cm-content:has-text('def head_vectors')", timeout=WAIT_MS)
+    shots("code", ".cm-content")
 
 
 def main(argv=None) -> int:

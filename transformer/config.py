@@ -97,3 +97,11 @@ LABEL_MAX_CHARS = 12        # longer axis labels (numbered: "3 ▁la") are cut w
 PREFIX_SHOWN_PIECES = 12    # the step view shows the last pieces of a long prefix (the full one on hover)
 CELL_VALUES_MAX_PIECES = 14 # "inside one head" prints values in the cells up to this many pieces a side
 BASE_FONT, PRESENTER_FONT = 14, 19   # figure type size (px): normal and presenter mode
+
+
+# ------------------------------------------------------------------ "Why this word" (issue 12)
+IG_STEPS = 32               # Integrated Gradients: points on the straight path from the baseline (midpoint rule)
+ATTRIBUTION_TOKENS = 4096   # target positions per forward/backward pass (rows × target length): bounds memory
+ATTRIBUTION_MAX_PIECES = 48 # longest source or translation (pieces) the app attributes: bounds the time
+LINES_MIN_WEIGHT = 0.02     # the lines view leaves out weights below this (invisible anyway)
+HEAD_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")

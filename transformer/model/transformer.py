@@ -109,9 +109,12 @@ class Transformer(nn.Module):
         return F.linear(x, self.embedding.weight)
 
     # --- encoder and decoder ----------------------------------------------------------------
-    def encode(self, src: torch.Tensor, output_attentions: bool = False) -> EncoderOutput:
+    def encode(self, src: torch.Tensor, output_attentions: bool = False,
+               embedded: Optional[torch.Tensor] = None) -> EncoderOutput:
+        """`embedded`: the input to layer 1 when the caller computed it (attribution differentiates
+        through it); otherwise ``embed(src)``."""
         src_mask = self.padding_mask(src)
-        x = self.embed(src)
+        x = self.embed(src) if embedded is None else embedded
         attentions = [] if output_attentions else None
         for layer in self.encoder_layers:
             x, w = layer(x, src_mask, need_weights=output_attentions)

@@ -1,0 +1,56 @@
+"""Time one attribution request (the app's /attribution: translate, then attribute) for a 12-word
+sentence, and Integrated Gradients' completeness gap against the number of steps.
+
+``python3 bench/attribution.py [--threads 1] [--repeats 5]``
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+from transformer.config import APP_TORCH_THREADS, IG_STEPS  # noqa: E402
+from transformer.model.attribution import attribute  # noqa: E402
+from transformer.translator import Translator  # noqa: E402
+
+SENTENCE = "We will meet tomorrow morning in front of the big old museum."   # 12 words
+OTHERS = ["The cat is sleeping on the sofa.", "She has been learning to play the piano for three years."]
+
+
+def request(tr: Translator, text: str, method: str, steps: int = IG_STEPS):
+    t = tr.trace(text)
+    return attribute(tr.model, t.source.ids, t.tgt_ids, method, t.src_pieces, t.tgt_pieces, steps)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--threads", type=int, default=APP_TORCH_THREADS)
+    p.add_argument("--repeats", type=int, default=5)
+    args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    tr = Translator()
+    request(tr, SENTENCE, "gradient_x_input")      # warm-up
+    t = tr.trace(SENTENCE)
+    print(f"{len(SENTENCE.split())} words, {len(t.src_pieces)} source pieces, {len(t.tgt_pieces)} target pieces, "
+          f"{args.threads} thread(s)")
+    for method in ("gradient_x_input", "integrated_gradients"):
+        times = []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            request(tr, SENTENCE, method)
+            times.append(time.perf_counter() - t0)
+        print(f"{method}: median {statistics.median(times):.2f} s, min {min(times):.2f} s ({args.repeats} runs)")
+    for steps in (8, 16, 32, 64):
+        gaps = [request(tr, s, "integrated_gradients", steps).relative_gap for s in [SENTENCE, *OTHERS]]
+        print(f"IG with {steps:2d} steps: largest completeness gap {max(gaps):.1%} over {len(gaps)} sentences")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,218 @@
+"""The "Why this word" views (issue 12): their numbers are the model's own.
+
+Lines = the trace's weights; q·k of the vectors view = the trace's score × √d_k; Integrated
+Gradients is complete on the bundled model; gradient × input matches finite differences; the
+attribution leaves the shared model as it was and concurrent users get their own results; the
+KV-cache counts match torch's FlopCounterMode on the model.
+"""
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from transformer.model.attribution import attribute, target_probs
+from transformer.model.vectors import head_vectors, input_parts
+from transformer.trace import KINDS
+from transformer.viz import views
+from transformer.viz import why as why_views
+
+SENTENCE_12 = "We will meet tomorrow morning in front of the big old museum."
+
+
+@pytest.fixture(scope="module")
+def translator(bundled_checkpoint):
+    from transformer.translator import Translator
+    return Translator(bundled_checkpoint, "cpu")
+
+
+@pytest.fixture(scope="module")
+def trace(translator):
+    return translator.trace("The cat is sleeping on the sofa.")
+
+
+def test_lines_view_draws_the_traces_weights(trace):
+    for kind in KINDS:
+        maps = trace.attention(kind)
+        for layer in range(maps.layers):
+            heads = list(range(maps.heads))[::2]
+            page = why_views.lines_html(maps.probs[layer], heads, maps.queries, maps.keys, "t")
+            drawn = {(int(h) - 1, int(q), int(k)): float(w) for h, q, k, w in
+                     re.findall(r'data-h="(\d+)" data-q="(\d+)" data-k="(\d+)" data-w="([0-9.]+)"', page)}
+            expected = {(h, q, k): float(maps.probs[layer, h, q, k]) for h in heads
+                        for q in range(len(maps.queries)) for k in range(len(maps.keys))
+                        if maps.probs[layer, h, q, k] >= why_views.LINES_MIN_WEIGHT}
+            assert drawn.keys() == expected.keys() and drawn
+            assert max(abs(drawn[c] - expected[c]) for c in drawn) < 1e-6
+            assert all(f'stroke-opacity="{expected[c]:.3f}"' in page for c in list(expected)[:5])
+
+
+def test_lines_view_escapes_pieces():
+    page = why_views.lines_html(np.ones((1, 1, 1)), [0], ["<b>x</b>"], ["&"], "t")
+    assert "<b>x</b>" not in page and "&lt;b&gt;" in page
+
+
+def test_vectors_sum_is_the_traces_score(translator, trace):
+    tgt_in = [translator.cfg.bos_id, *trace.tgt_ids[:-1]]
+    for kind in KINDS:
+        maps = trace.attention(kind)
+        for layer in range(1, maps.layers + 1):
+            for head in (1, maps.heads):
+                hv = head_vectors(translator.model, trace.source.ids, tgt_in, kind, layer, head, maps.queries, maps.keys)
+                assert hv.q.shape == (len(maps.queries), trace.d_head) and hv.k.shape == (len(maps.keys), trace.d_head)
+                dots = (hv.q[:, None, :] * hv.k[None, :, :]).sum(-1)      # Σ of the element-wise product
+                recorded = maps.scores[layer - 1, head - 1] * np.sqrt(trace.d_head)
+                seen = ~np.isnan(recorded)
+                np.testing.assert_allclose(dots[seen], recorded[seen], atol=1e-3, rtol=1e-4)
+    text, fig, fig_in = why_views.vectors_view(hv, input_parts(translator.model, trace.source.ids, trace.src_pieces), maps,
+                                          2, 1, 1, False, 14)
+    assert f"{float(hv.q[1] @ hv.k[0]):.4f}" in text and f"{recorded[1, 0] / np.sqrt(trace.d_head):.4f}" in text
+    import plotly.graph_objects as go
+    go.Figure(fig.to_dict()), go.Figure(fig_in.to_dict())   # valid for Plotly
+
+
+def test_input_parts_are_the_models_input(translator, trace):
+    parts = input_parts(translator.model, trace.source.ids, trace.src_pieces)
+    np.testing.assert_allclose(parts.token + parts.position, parts.total, atol=1e-5)
+    from transformer.positional import sinusoidal_encoding
+    np.testing.assert_allclose(parts.position, sinusoidal_encoding(len(trace.src_pieces), translator.cfg.d_model),
+                               atol=1e-6)
+
+
+def test_integrated_gradients_is_complete_on_the_bundled_model(translator):
+    tr = translator.trace(SENTENCE_12)
+    ig = attribute(translator.model, tr.source.ids, tr.tgt_ids, "integrated_gradients", tr.src_pieces, tr.tgt_pieces)
+    assert ig.scores.shape == (len(tr.tgt_pieces), len(tr.src_pieces))
+    np.testing.assert_allclose(ig.f_input, [s.prob for s in tr.steps], atol=1e-4)   # f is the greedy step's p
+    assert ig.relative_gap < 0.05, ig.gap
+    gx = attribute(translator.model, tr.source.ids, tr.tgt_ids, "gradient_x_input", tr.src_pieces, tr.tgt_pieces)
+    assert gx.relative_gap > ig.relative_gap          # one point of the path is not complete: the check can fail
+
+
+def test_gradient_x_input_matches_finite_differences(tiny_model):
+    model = tiny_model.double()
+    src_ids, tgt_ids = [5, 9, 11, 7, 3], [6, 12, 8, 3]
+    a = attribute(model, src_ids, tgt_ids, "gradient_x_input", ["x"] * 5, ["y"] * 4)
+    src = torch.tensor([src_ids])
+    tgt_in, tgt_out = torch.tensor([[model.cfg.bos_id, *tgt_ids[:-1]]]), torch.tensor(tgt_ids)
+    e = (model.embedding(src) * model.emb_scale).detach()
+    eps = 1e-6
+    with torch.no_grad():
+        for t in range(len(tgt_ids)):
+            for s in range(len(src_ids)):
+                # A[t, s] = d/dα f_t(e with piece s scaled by α) at α = 1 (a directional derivative along e_s)
+                def f(alpha):
+                    scale = torch.ones(1, len(src_ids), 1, dtype=torch.float64)
+                    scale[0, s, 0] = alpha
+                    return float(target_probs(model, e * scale, src, tgt_in, tgt_out, torch.tensor([t]))[0])
+                fd = (f(1 + eps) - f(1 - eps)) / (2 * eps)
+                assert a.scores[t, s] == pytest.approx(fd, rel=1e-5, abs=1e-9)
+    ig = attribute(model, src_ids, tgt_ids, "integrated_gradients", ["x"] * 5, ["y"] * 4, steps=64)
+    assert ig.relative_gap < 0.01
+
+
+def model_state(model):
+    return ({k: v.detach().clone() for k, v in model.state_dict().items()},
+            [(n, p.requires_grad, p.grad) for n, p in model.named_parameters()],
+            [(n, m.training, len(m._forward_hooks), len(m._forward_pre_hooks), len(m._backward_hooks))
+             for n, m in model.named_modules()])
+
+
+def test_attribution_leaves_the_model_alone_and_users_get_their_own(translator):
+    model = translator.model
+    before = model_state(model)
+    sentences = ["The cat is sleeping on the sofa.", "Two children are playing football in the park."]
+    traces = [translator.trace(s) for s in sentences]
+    alone = [attribute(model, t.source.ids, t.tgt_ids, "gradient_x_input", t.src_pieces, t.tgt_pieces).scores
+             for t in traces]
+    results, errors = {}, []
+
+    def user(i):
+        try:
+            t = traces[i % 2]
+            for _ in range(3):
+                results.setdefault(i, []).append(attribute(model, t.source.ids, t.tgt_ids, "gradient_x_input",
+                                                           t.src_pieces, t.tgt_pieces).scores)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+    threads = [threading.Thread(target=user, args=(i,)) for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    for i, got in results.items():
+        for g in got:
+            np.testing.assert_allclose(g, alone[i % 2], atol=1e-6)
+    after = model_state(model)
+    assert before[1] == after[1] and before[2] == after[2]
+    assert all(torch.equal(before[0][k], after[0][k]) for k in before[0])
+    assert translator.trace(sentences[0]).translation == traces[0].translation
+
+
+def test_attribution_refuses_a_model_in_train_mode(tiny_model):
+    tiny_model.train()
+    with pytest.raises(ValueError, match="eval mode"):
+        attribute(tiny_model, [5, 3], [6, 3], "gradient_x_input", ["a", "b"], ["c", "d"])
+    assert tiny_model.training
+
+
+def test_kv_cache_counts_match_the_flop_counter(translator):
+    from torch.utils.flop_counter import FlopCounterMode
+    model, cfg = translator.model, translator.cfg
+    src = torch.tensor([translator.source("The cat is sleeping on the sofa.").ids])
+    ys = [cfg.bos_id, 10, 20, 30, 40]
+    with torch.inference_mode():
+        enc = model.encode(src)
+        for t in range(1, len(ys)):
+            with FlopCounterMode(display=False) as cached:   # explicit matmuls (weights asked): every product counted
+                cache = model.new_cache(enc) if t == 1 else cache     # the memory's K/V: once, at step 1
+                model.decode(torch.tensor([[ys[t - 1]]]), enc, cache=cache, output_attentions=True)
+            with FlopCounterMode(display=False) as full:
+                model.decode(torch.tensor([ys[:t]]), enc, output_attentions=True)
+            macs = why_views.kv_macs(cfg.d_model, cfg.d_ff, cfg.n_decoder_layers, cfg.vocab_size, src.size(1), t)
+            assert macs == (cached.get_total_flops() // 2, full.get_total_flops() // 2)
+
+
+def test_attribution_views_draw(trace, translator):
+    atts = [attribute(translator.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces, trace.tgt_pieces, steps=4)
+            for m in ("integrated_gradients", "gradient_x_input")]
+    text, *figs = why_views.attribution_views(trace, atts, 1, views.Look())
+    assert "Integrated Gradients" in text and "%" in text and len(figs) == 4
+    import plotly.graph_objects as go
+    for f in figs:
+        go.Figure(f.to_dict())                       # valid for Plotly
+    mean, best, h = why_views.agreement(atts[0], trace.cross.probs[0])
+    assert mean.shape == (len(trace.tgt_pieces),) and 0 <= h < trace.cross.heads
+    from scipy.stats import spearmanr
+    t = 1
+    assert mean[t] == pytest.approx(spearmanr(np.abs(atts[0].scores[t]), trace.cross.probs[0, :, t].mean(0)).statistic)
+    d = atts[0].to_dict()
+    assert len(d["matrix"]) == len(trace.tgt_pieces) and len(d["matrix"][0]) == len(trace.src_pieces)
+
+
+def test_attribution_api_two_users_at_once(app_url):
+    """/attribution (english, method): JSON matrix (target × source pieces) and the gap; two users at once
+    each get the result for their own sentence."""
+    from gradio_client import Client
+    sentences = ["The cat is sleeping on the sofa.", "Two children are playing football in the park."]
+    out = {}
+
+    def user(s):
+        out[s] = Client(app_url, verbose=False).predict(s, "gradient_x_input", api_name="/attribution")
+    threads = [threading.Thread(target=user, args=(s,)) for s in sentences]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert "chat" in out[sentences[0]]["translation"].lower() and "enfants" in out[sentences[1]]["translation"].lower()
+    for r in out.values():
+        m = np.array(r["matrix"])
+        assert m.shape == (len(r["target_pieces"]), len(r["source_pieces"])) and "gap" in r and "relative_gap" in r
+    ig = Client(app_url, verbose=False).predict(sentences[0], "integrated_gradients", api_name="/attribution")
+    assert ig["steps"] > 1 and ig["relative_gap"] < 0.05 and "baseline" in ig
+    with pytest.raises(Exception, match="limited to"):
+        Client(app_url, verbose=False).predict("The " + "very " * 80 + "big cat.", "both", api_name="/attribution")

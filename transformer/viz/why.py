@@ -1,0 +1,206 @@
+"""The "Why this word" views: attention as lines, attribution beside attention, the vectors behind
+one score, and the KV cache. From the trace and the typed results of transformer/why.py only
+(no torch, no gradio)."""
+from __future__ import annotations
+
+import html
+from typing import Optional, Sequence
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from ..config import HEAD_COLORS, LINES_MIN_WEIGHT
+from ..why import METHOD_TITLES, Attribution, HeadVectors, InputParts
+from . import plots
+
+ROW_PX, COL_GAP = 24, 260    # the lines view: row height and the distance between the two columns
+
+
+# ---------------------------------------------------------------- lines (BertViz's head view)
+def line_segments(probs: np.ndarray, heads: Sequence[int], min_weight: float = LINES_MIN_WEIGHT):
+    """(head, query, key, weight) for every drawn line; probs (heads, queries, keys), heads 0-based."""
+    out = []
+    for h in heads:
+        qs, ks = np.nonzero(probs[h] >= min_weight)
+        out += [(int(h), int(i), int(j), float(probs[h, i, j])) for i, j in zip(qs, ks)]
+    return out
+
+
+def _isolate_css(uid: str, n_q: int, n_k: int) -> str:
+    """Hovering (or tapping: focus) a piece hides every line that does not touch it (CSS :has, no script)."""
+    rules = [f"#{uid}:has(.tq.q{i}:hover) line:not(.q{i}),#{uid}:has(.tq.q{i}:focus) line:not(.q{i})" for i in range(n_q)]
+    rules += [f"#{uid}:has(.tk.k{j}:hover) line:not(.k{j}),#{uid}:has(.tk.k{j}:focus) line:not(.k{j})" for j in range(n_k)]
+    return ",".join(rules) + "{display:none}"
+
+
+def lines_html(probs: np.ndarray, heads: Sequence[int], queries: Sequence[str], keys: Sequence[str], title: str,
+               uid: str = "lines-view") -> str:
+    """Queries on the left, keys on the right, a line per weight: opacity = weight, colour = head."""
+    n = max(len(queries), len(keys), 1)
+    h_px, x0, x1 = n * ROW_PX + 10, 150, 150 + COL_GAP
+    y = lambda i: 14 + i * ROW_PX
+    segs = line_segments(probs, heads)
+    lines = "".join(f'<line class="q{i} k{j}" data-h="{h + 1}" data-q="{i}" data-k="{j}" data-w="{w:.6f}" '
+                    f'x1="{x0 + 6}" y1="{y(i) - 4}" x2="{x1 - 6}" y2="{y(j) - 4}" stroke="{HEAD_COLORS[h % len(HEAD_COLORS)]}" '
+                    f'stroke-opacity="{w:.3f}" stroke-width="2.5"><title>head {h + 1}: {w:.3f}</title></line>'
+                    for h, i, j, w in segs)
+    text = lambda cls, x, anchor, labels: "".join(
+        f'<text class="{cls} {cls[1]}{i}" tabindex="0" x="{x}" y="{y(i)}" text-anchor="{anchor}">{html.escape(p)}</text>'
+        for i, p in enumerate(labels))
+    legend = " ".join(f'<span style="color:{HEAD_COLORS[h % len(HEAD_COLORS)]}">■ head {h + 1}</span>' for h in heads)
+    return (f'<div class="lines-view" id="{uid}"><style>{_isolate_css(uid, len(queries), len(keys))}</style>'
+            f'<div class="lines-title"><b>{html.escape(title)}</b> · {legend}</div>'
+            f'<div class="lines-hint">Hover or tap a piece to see only its lines. Lines under {LINES_MIN_WEIGHT} '
+            f'are left out.</div><svg viewBox="0 0 {x1 + 150} {h_px}" style="max-width:{x1 + 150}px;width:100%">'
+            f'{lines}{text("tq", x0, "end", queries)}{text("tk", x1, "start", keys)}</svg></div>')
+
+
+def lines_caption(probs: np.ndarray, heads: Sequence[int], queries: Sequence[str], keys: Sequence[str]) -> str:
+    """One line of Markdown: how many lines are drawn and the strongest one (pieces escaped)."""
+    segs = line_segments(probs, heads)
+    if not segs:
+        return "No head selected: pick one or more heads." if not heads else "No weight is large enough to draw."
+    h, i, j, w = max(segs, key=lambda s: s[3])
+    return (f"{len(segs)} lines from {len(heads)} head(s); the strongest: head {h + 1}, "
+            f"«{html.escape(queries[i])}» → «{html.escape(keys[j])}» ({w:.2f}).")
+
+
+# ---------------------------------------------------------------- attribution beside attention
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rank correlation (scipy); NaN when either side is constant."""
+    if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(spearmanr(a, b).statistic)
+
+
+def agreement(attr: Attribution, cross_layer: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per target step, the rank correlation of |attribution| with the mean cross-attention over heads
+    and with the best head's (the head with the highest mean correlation). cross_layer: (heads, T, S)."""
+    T = attr.scores.shape[0]
+    mag = np.abs(attr.scores)
+    mean = np.array([spearman(mag[t], cross_layer[:, t].mean(0)) for t in range(T)])
+    per_head = np.array([[spearman(mag[t], cross_layer[h, t]) for t in range(T)] for h in range(cross_layer.shape[0])])
+    best = int(np.nanargmax(np.nanmean(np.where(np.isnan(per_head), -1.0, per_head), axis=1)))
+    return mean, per_head[best], best
+
+
+def attribution_heatmap(attr: Attribution, dark: bool, font_size: int):
+    m = float(np.abs(attr.scores).max(initial=0.0)) or 1.0
+    title = f"{METHOD_TITLES[attr.method]} (red: raises p, blue: lowers it) · gap {attr.relative_gap:.1%}"
+    return plots.attention_heatmap(attr.scores, [f"→ {p}" for p in attr.tgt_pieces], attr.src_pieces, title,
+                                   zmin=-m, zmax=m, colorscale="RdBu", dark=dark, font_size=font_size,
+                                   value_name="attribution", xaxis_title="source piece",
+                                   yaxis_title="target step (→ token it produced)")
+
+
+def agreement_figure(attr: Attribution, cross_layer: np.ndarray, layer: int, dark: bool, font_size: int):
+    mean, best, h = agreement(attr, cross_layer)
+    x = [f"{t + 1}: {plots.esc(p)}" for t, p in enumerate(attr.tgt_pieces)]
+    data = [dict(type="scatter", mode="lines+markers", x=x, y=np.nan_to_num(r, nan=0.0).round(3).tolist(), name=name)
+            for r, name in ((mean, f"mean over heads, layer {layer}"), (best, f"best head ({h + 1}), layer {layer}"))]
+    layout = dict(yaxis=dict(title=dict(text="Spearman ρ with |attribution|"), range=[-1.05, 1.05]),
+                  xaxis=dict(title=dict(text="target step"), tickangle=-45), legend=dict(orientation="h", y=-0.35))
+    title = (f"Rank agreement with |{METHOD_TITLES[attr.method]}|: mean ρ {np.nanmean(mean):.2f} (heads' mean), "
+             f"{np.nanmean(best):.2f} (best head)")
+    return plots._fast_figure(data, layout, dark, font_size, 420, title)
+
+
+# ---------------------------------------------------------------- the vectors behind one score
+def vectors_figure(hv: HeadVectors, qi: int, kj: int, dark: bool, font_size: int):
+    """q_i, k_j, their element-wise product and its sum = the score before ÷√d_k."""
+    q, k = hv.q[qi], hv.k[kj]
+    prod = q * k
+    d = list(range(len(q)))
+    data = [dict(type="bar", x=d, y=v.round(4).tolist(), name=name, marker=dict(color=c))
+            for v, name, c in ((q, f"query q ({plots.esc(hv.queries[qi])})", "#0072B2"),
+                               (k, f"key k ({plots.esc(hv.keys[kj])})", "#E69F00"), (prod, "q ⊙ k", "#009E73"))]
+    s = float(prod.sum())
+    title = (f"{hv.kind} layer {hv.layer}, head {hv.head}: q·k = Σ (q ⊙ k) = {s:.3f}; "
+             f"÷√d_k = {s / np.sqrt(len(q)):.3f} (the score in Inside one head)")
+    layout = dict(barmode="group", xaxis=dict(title=dict(text=f"dimension of the head (d_k = {len(q)})")),
+                  legend=dict(orientation="h", y=-0.25))
+    return plots._fast_figure(data, layout, dark, font_size, 420, title)
+
+
+def input_figure(parts: InputParts, i: int, dark: bool, font_size: int):
+    d = list(range(parts.total.shape[1]))
+    data = [dict(type="scatter", mode="lines", x=d, y=v.round(4).tolist(), name=name)
+            for v, name in ((parts.token[i], "embedding × √d_model"), (parts.position[i], f"positional encoding (pos {i})"),
+                            (parts.total[i], "sum: input to layer 1"))]
+    layout = dict(xaxis=dict(title=dict(text="dimension (d_model)")), legend=dict(orientation="h", y=-0.25))
+    return plots._fast_figure(data, layout, dark, font_size, 380,
+                              f"The model's input for '{plots.esc(parts.pieces[i])}' (position {i})")
+
+
+# ---------------------------------------------------------------- the KV cache
+def kv_macs(d_model: int, d_ff: int, n_layers: int, vocab: int, src_len: int, t: int) -> tuple[int, int]:
+    """Multiply-adds of decoding step t (1-based) with the KV cache and recomputing the prefix.
+
+    Per decoder layer and position: 4·d² (self-attention W^Q, W^K, W^V, W^O) + 2·d² (cross W^Q, W^O)
+    + 2·d·d_ff (feed-forward) + 2·d·(keys seen) (QKᵀ and ·V, self) + 2·d·S (cross); output layer d·V.
+    Cached: one new position; the memory's cross K/V (2·S·d² per layer) only at step 1.
+    Recomputed: all t positions, each scoring all t keys (masked ones too: the code multiplies the full
+    t × t matrices), the memory's K/V again, t output rows. Biases and layer norms are left out.
+    tests/test_why.py checks both against torch's FlopCounterMode on the model."""
+    per_pos = 6 * d_model ** 2 + 2 * d_model * d_ff + 2 * d_model * src_len
+    memory_kv = 2 * src_len * d_model ** 2
+    cached = n_layers * (per_pos + 2 * d_model * t + (memory_kv if t == 1 else 0)) + d_model * vocab
+    full = n_layers * (t * per_pos + 2 * d_model * t * t + memory_kv) + t * d_model * vocab
+    return cached, full
+
+
+def kv_cache_html(prefix: Sequence[str], src_pieces: Sequence[str], n_layers: int, d_model: int, d_ff: int,
+                  vocab: int) -> str:
+    """Step t: per decoder layer, the cached and the new self-attention keys/values, the cross ones, the saving."""
+    t = len(prefix)
+    chip = lambda p, cls: f'<span class="piece {cls}">{html.escape(p)}</span>'
+    self_kv = "".join(chip(p, "kv-cached") for p in prefix[:-1]) + chip(prefix[-1], "kv-new")
+    cross = ("computed once at step 1, read from the cache" if t > 1 else "computed now, once for the sentence")
+    rows = "".join(f"<tr><td>layer {l + 1}</td><td>{self_kv}</td><td>{len(src_pieces)} source positions: {cross}</td></tr>"
+                   for l in range(n_layers))
+    cached, full = kv_macs(d_model, d_ff, n_layers, vocab, len(src_pieces), t)
+    return (f'<div class="kv-view"><table><tr><th></th><th>self-attention K, V (grey: cached, outlined: new at '
+            f'step {t})</th><th>cross-attention K, V</th></tr>{rows}</table>'
+            f"<p>Step {t}: {cached:,} multiply-adds with the cache, {full:,} recomputing the prefix: "
+            f"<b>{full - cached:,} saved ({1 - cached / full:.0%})</b>.</p></div>")
+
+
+# ---------------------------------------------------------------- what the app shows, per sub-view
+def attribution_views(trace, attrs: Sequence[Attribution], layer: int, look):
+    """Completeness text, the attribution heatmaps, the cross-attention with the same axes, the agreement."""
+    by = {a.method: a for a in attrs}
+    cross = trace.cross.probs[min(max(layer, 1), trace.cross.layers) - 1]          # (heads, T, S)
+    font = look.font
+    heat = lambda m: (attribution_heatmap(by[m], look.dark, font) if m in by
+                      else plots.empty_figure("Not computed (method above).", look.dark))
+    cross_fig = plots.attention_heatmap(cross.mean(0), [f"→ {p}" for p in trace.tgt_pieces], trace.src_pieces,
+                                        f"Cross-attention, layer {layer}, mean over heads", colorscale=look.colorscale,
+                                        dark=look.dark, font_size=font, xaxis_title="source piece",
+                                        yaxis_title="target step (→ token it produced)")
+    agree = agreement_figure(attrs[0], cross, layer, look.dark, font)
+    text = " ".join(
+        f"**{METHOD_TITLES[a.method]}**: Σ attributions vs f(input) − f(baseline), largest gap "
+        f"{np.abs(a.gap).max(initial=0):.4f} = {a.relative_gap:.1%} of the largest change"
+        f"{' (complete up to the path integral’s error)' if a.method == 'integrated_gradients' else ' (not complete: one point of the path)'}."
+        for a in attrs)
+    text += (f" f = probability of each target piece; baseline: {attrs[0].baseline}"
+             f"{f'; {by[METHODS_IG].steps} steps (midpoint rule)' if METHODS_IG in by else ''}.")
+    return text, heat("integrated_gradients"), cross_fig, heat("gradient_x_input"), agree
+
+
+METHODS_IG = "integrated_gradients"
+
+
+def vectors_view(hv: HeadVectors, parts: InputParts, maps, q: int, k: int, piece: int, dark: bool, font: int):
+    """Text with the numbers, the vectors figure, the input-to-layer-1 figure."""
+    qi, kj = min(max(q, 1), len(hv.queries)) - 1, min(max(k, 1), len(hv.keys)) - 1
+    pi = min(max(piece, 1), len(parts.pieces)) - 1
+    dot = float(hv.q[qi] @ hv.k[kj])
+    d_k = hv.q.shape[1]
+    recorded = float(maps.scores[hv.layer - 1, hv.head - 1, qi, kj])
+    masked = np.isnan(recorded)
+    text = (f"q · k = **{dot:.4f}**; ÷ √{d_k} = **{dot / np.sqrt(d_k):.4f}**. "
+            + ("This cell is in the future (masked): the model never computed it while decoding."
+               if masked else f"The score the model recorded while translating (Inside one head): {recorded:.4f} "
+                              f"(× √d_k = {recorded * np.sqrt(d_k):.4f})."))
+    return text, vectors_figure(hv, qi, kj, dark, font), input_figure(parts, pi, dark, font)
