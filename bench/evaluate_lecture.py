@@ -11,7 +11,7 @@ and the in-domain (classroom) sets.
   form (``12 mai``, ``9 h 30``, ``12,50 euros``...).
 - paragraphs: the 20 paragraphs of ``transformer/training/corpora/paragraphs.en.txt`` translated
   whole (no sentence splitting); an output loops when a 3-gram of words occurs 3 or more times or
-  decoding hits the length limit.
+  decoding hits the length limit. Also sentence by sentence, as the command line does by default.
 - classroom: BLEU and chrF (sacrebleu defaults) on the project's own classroom dev and test sets.
 """
 from __future__ import annotations
@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from transformer.training.augment import names_test, numbers_test  # noqa: E402
 from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
+from transformer.cli.translate import translate_lines  # noqa: E402
 from transformer.translator import Translator  # noqa: E402
 
 CORPORA = ROOT / "transformer" / "training" / "corpora"
@@ -85,6 +86,8 @@ def main(argv=None) -> int:
             looped.append(text[:60])
     res["paragraphs"] = len(paragraphs)
     res["paragraphs_looping"] = len(looped)
+    split = translate_lines(tr, paragraphs, split=True)          # what the CLI does by default
+    res["paragraphs_looping_sentence_by_sentence"] = sum(loops(t) for t in split)
     for name in ("dev", "test"):
         path = CORPORA / f"classroom.{name}.tsv"
         if path.is_file():
