@@ -113,9 +113,12 @@ def trace_greedy(
     max_new_tokens: Optional[int] = None,
     top_k: int = TOP_K,
     deadline_s: Optional[float] = None,
+    override: Optional[tuple[int, int]] = None,
 ) -> TranslationTrace:
     """Greedy decoding of one sentence, with the KV cache, recording every attention map and
-    the top-k candidates of every step. Stops at </s>, the output length limit or the deadline."""
+    the top-k candidates of every step. Stops at </s>, the output length limit or the deadline.
+    ``override=(step, token_id)`` (0-based step) feeds that piece instead of the model's choice at
+    that step, and decoding goes on greedily from there: a "what if" branch (model/search.py)."""
     t0 = time.perf_counter()
     cfg = model.cfg
     device = next(model.parameters()).device
@@ -139,11 +142,15 @@ def trace_greedy(
         top_p, top_i = probs.topk(min(top_k, probs.numel()))
         ids = top_i.tolist()
         pieces = vocab.pieces(ids)
-        steps.append(Step(t, prefix, ids[0], pieces[0], float(top_p[0]), ids, pieces, top_p.tolist()))
-        if ids[0] == cfg.eos_id:
+        if override is not None and t == override[0]:
+            tok = override[1]
+            steps.append(Step(t, prefix, tok, vocab.pieces([tok])[0], float(probs[tok]), ids, pieces, top_p.tolist()))
+        else:
+            steps.append(Step(t, prefix, ids[0], pieces[0], float(top_p[0]), ids, pieces, top_p.tolist()))
+        if steps[-1].token_id == cfg.eos_id:
             stop = "end"
             break
-        prefix = prefix + pieces[:1]
+        prefix = prefix + [steps[-1].piece]
     tgt_ids = [s.token_id for s in steps]
     decoder, cross = recorder.maps(len(steps), steps[-1].prefix if steps else [], source.pieces)
     return TranslationTrace(
