@@ -134,9 +134,10 @@ class Translator:
                              "candidates, or type a piece as the step view shows it (e.g. ▁chat).")
         return found
 
-    def what_if(self, text: str, step: int, piece: str, top_k: int = TOP_K,
+    def what_if(self, text: str, step: int, piece: str, prefix: Sequence[int] = (), top_k: int = TOP_K,
                 deadline_s: float = TRACE_DEADLINE_S) -> TranslationTrace:
-        """Greedy decoding where step `step` (1-based) takes `piece` instead; greedy again after it."""
+        """Decoding where step `step` (1-based) takes `piece` instead, after `prefix` (default: the model's
+        greedy choices); greedy again after it."""
         try:
             step = int(step)
         except (TypeError, ValueError):
@@ -144,7 +145,9 @@ class Translator:
         if step < 1:
             raise ValueError("Steps are numbered from 1.")
         token = self.piece_id(piece)
-        return branch(self.model, self.tokenizer, self.source(text), step - 1, token, top_k, deadline_s)
+        if prefix and step > len(prefix):
+            raise ValueError(f"There is no step {step}: this translation has {len(prefix)} steps.")
+        return branch(self.model, self.tokenizer, self.source(text), step - 1, token, prefix, top_k, deadline_s)
 
     def beam(self, text: str, beam: int, alpha: float = BEAM_ALPHA, deadline_s: float = TRACE_DEADLINE_S) -> BeamResult:
         """Beam search of width `beam` (1 = greedy) for one sentence."""

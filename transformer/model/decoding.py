@@ -113,12 +113,12 @@ def trace_greedy(
     max_new_tokens: Optional[int] = None,
     top_k: int = TOP_K,
     deadline_s: Optional[float] = None,
-    override: Optional[tuple[int, int]] = None,
+    forced: Optional[dict[int, int]] = None,
 ) -> TranslationTrace:
     """Greedy decoding of one sentence, with the KV cache, recording every attention map and
     the top-k candidates of every step. Stops at </s>, the output length limit or the deadline.
-    ``override=(step, token_id)`` (0-based step) feeds that piece instead of the model's choice at
-    that step, and decoding goes on greedily from there: a "what if" branch (model/search.py)."""
+    ``forced={step: token_id}`` (0-based steps) feeds those pieces instead of the model's choices at
+    those steps, and decoding goes on greedily after them: a "what if" branch (model/search.py)."""
     t0 = time.perf_counter()
     cfg = model.cfg
     device = next(model.parameters()).device
@@ -142,8 +142,8 @@ def trace_greedy(
         top_p, top_i = probs.topk(min(top_k, probs.numel()))
         ids = top_i.tolist()
         pieces = vocab.pieces(ids)
-        if override is not None and t == override[0]:
-            tok = override[1]
+        if forced and t in forced:
+            tok = forced[t]
             steps.append(Step(t, prefix, tok, vocab.pieces([tok])[0], float(probs[tok]), ids, pieces, top_p.tolist()))
         else:
             steps.append(Step(t, prefix, ids[0], pieces[0], float(top_p[0]), ids, pieces, top_p.tolist()))

@@ -77,12 +77,15 @@ def forced_pass(model: Transformer, vocab: Vocabulary, source: Source, tgt_ids: 
 
 
 def branch(model: Transformer, vocab: Vocabulary, source: Source, step: int, token_id: int,
-           top_k: int = TOP_K, deadline_s: Optional[float] = None) -> TranslationTrace:
-    """Greedy decoding, except that step `step` (0-based) takes `token_id`; greedy again after it.
-    Raises ValueError when greedy decoding ends before that step."""
+           prefix: Sequence[int] = (), top_k: int = TOP_K, deadline_s: Optional[float] = None) -> TranslationTrace:
+    """Decoding where step `step` (0-based) takes `token_id`, the steps before it take `prefix` (when
+    given: e.g. an earlier branch or your French) or the model's greedy choices, and greedy after it.
+    Raises ValueError when decoding ends before that step."""
     if step < 0:
         raise ValueError("Steps are numbered from 1.")
-    trace = trace_greedy(model, vocab, source, None, top_k, deadline_s, override=(step, token_id))
+    forced = {i: int(t) for i, t in enumerate(list(prefix)[:step])}
+    forced[step] = int(token_id)
+    trace = trace_greedy(model, vocab, source, None, top_k, deadline_s, forced=forced)
     if len(trace.steps) <= step:
         raise ValueError(f"There is no step {step + 1}: this translation has {len(trace.steps)} steps.")
     return trace
