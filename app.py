@@ -127,6 +127,7 @@ class Page:
     viewing: Optional[gr.HTML] = None            # says which trace the views show (greedy, a branch, your French)
     text: Optional[gr.Textbox] = None            # the English sentence box
     french: Optional[gr.Textbox] = None          # the French translation box
+    pieces: Optional[gr.HTML] = None             # the source and target pieces
 
     @property
     def head_choices(self) -> list[str]:
@@ -231,7 +232,7 @@ def what_if_callback(translator: Translator):
     def what_if(english, step_v, piece, trace, original):
         """Another piece at one step, then greedy again: one model run (from the trace shown, when it is
         of this sentence). Returns the new trace, the original, the comparison, the new French, the slider."""
-        keep = (gr.update(),) * 5
+        keep = (gr.update(),) * 6
         try:
             base = trace if trace is not None and greedy_of(trace, None, english) is not None else None
             new = translator.what_if(str(english or ""), step_v, piece, base.tgt_ids if base is not None else ())
@@ -244,7 +245,8 @@ def what_if_callback(translator: Translator):
             log.exception("what-if failed")
             gr.Warning("Sorry, the model failed on this branch. Try another piece.")
             return keep
-        return new, orig, steer_views.branch_html(orig, new, int(step_v)), new.translation, slider_update(len(new.steps), int(step_v))
+        return (new, orig, steer_views.branch_html(orig, new, int(step_v)), new.translation,
+                slider_update(len(new.steps), int(step_v)), views.pieces_html(new))
     return what_if
 
 
@@ -271,16 +273,18 @@ def build_what_if(page: Page, step) -> Callable:
     def go_back(original):
         if original is None:
             gr.Warning("Translate a sentence first.")
-            return (gr.update(),) * 4
-        return original, "", original.translation, slider_update(len(original.steps))
+            return (gr.update(),) * 5
+        return original, "", original.translation, slider_update(len(original.steps)), views.pieces_html(original)
 
     step.change(candidates, [page.trace, step], cand, **quiet)
     step.change(lambda v: v, step, step_no, **quiet)
     cand.change(lambda c: c if c else gr.update(), cand, piece, **quiet)
     page.model_events.append(go_btn.click(
         what_if_callback(page.translator), [page.text, step_no, piece, page.trace, page.original],
-        [page.trace, page.original, page.viewing, page.french, step], api_name="what_if", concurrency_id="model"))
-    page.model_events.append(back_btn.click(go_back, page.original, [page.trace, page.viewing, page.french, step], **quiet))
+        [page.trace, page.original, page.viewing, page.french, step, page.pieces], api_name="what_if",
+        concurrency_id="model"))
+    page.model_events.append(back_btn.click(go_back, page.original,
+                                            [page.trace, page.viewing, page.french, step, page.pieces], **quiet))
 
     def after_translate(event):
         return event.then(lambda t: (t, ""), page.trace, [page.original, page.viewing], **quiet).then(
@@ -402,15 +406,15 @@ def forced_callback(translator: Translator):
             result = translator.forced(str(english or ""), str(french or ""))
         except ValueError as e:
             gr.Warning(str(e))
-            return (gr.update(),) * 3 + (f'<div class="note">{html.escape(str(e))}</div>', [], gr.update(), gr.update())
+            return (gr.update(),) * 3 + (f'<div class="note">{html.escape(str(e))}</div>', [], *(gr.update(),) * 3)
         except Exception:  # noqa: BLE001
             log.exception("forced decoding failed")
             gr.Warning("Sorry, the model failed on this input. Please try another sentence.")
-            return (gr.update(),) * 7
+            return (gr.update(),) * 8
         viewing = (f'<div class="note" id="viewing-forced">The views show the teacher-forced pass of your French: '
                    f'«&nbsp;{html.escape(result.french)}&nbsp;». <b>Back to the original</b> (under What if?) returns to greedy.</div>')
         return (result, result.trace, greedy, steer_views.forced_html(result, greedy.translation), result.as_rows(),
-                viewing, slider_update(len(result.trace.steps)))
+                viewing, slider_update(len(result.trace.steps)), views.pieces_html(result.trace))
     return forced_decoding
 
 
@@ -472,7 +476,7 @@ def build_steer_tab(page: Page) -> TabView:
     copy_btn.click(lambda fr: fr, page.french, french, api_visibility="undocumented", queue=False)
     page.model_events.append(gr.on(
         [score_btn.click, french.submit], forced_callback(page.translator), [page.text, french, page.trace, page.original],
-        [forced_state, page.trace, page.original, forced_info, forced_json, page.viewing, page.step_slider],
+        [forced_state, page.trace, page.original, forced_info, forced_json, page.viewing, page.step_slider, page.pieces],
         api_name="forced_decoding", concurrency_id="model"))
     beam_btn.click(beam_callback(page.translator), [page.text, beam_no, page.trace, page.original],
                    [beam_state, beam_text, beam_info], api_name="beam_search", concurrency_id="model").then(
@@ -581,7 +585,8 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
             "self-attention and cross-attention.")
         text, go_btn, results = build_input_section()
         page = Page(translator.cfg, trace_state, build_display_section(translator.cfg, trace_state),
-                    translator=translator, original=gr.State(None), text=text, french=results[0])
+                    translator=translator, original=gr.State(None), text=text, french=results[0],
+                    pieces=results[2])
         tabs = []
         with gr.Tabs():
             for title, tab_id, build in TABS:

@@ -37,7 +37,7 @@ def forced_figure(pieces: Sequence[str], probs: Sequence[float], ranks: Sequence
                customdata=[[labels[i], ranks[i], tops[i], ce[i]] for i in range(len(labels))],
                hovertemplate="%{customdata[0]}: p = %{y:.2%}, rank %{customdata[1]}<br>model's top choice: "
                              "%{customdata[2]}<br>cross-entropy %{customdata[3]} nats<extra></extra>")
-    layout = dict(xaxis=dict(title=dict(text="your French, piece by piece (</s> last)"), tickangle=-45, **_ticks(pieces)),
+    layout = dict(xaxis=dict(title=dict(text="your French, piece by piece (&lt;/s&gt; last)"), tickangle=-45, **_ticks(pieces)),
                   yaxis=dict(title=dict(text="probability"), range=[0, 1.12], tickformat=".0%"), showlegend=False)
     return _fast_figure([bar], layout, dark, font_size, 400, title)
 
@@ -68,7 +68,7 @@ def forced_html(result: ForcedResult, greedy: Optional[str]) -> str:
     greedy_row = (f"<div><b>Greedy decoding:</b> {html.escape(greedy)}</div>" if greedy is not None else "")
     return (f'<div class="pieces" id="forced-summary"><div><b>Your French:</b> {html.escape(result.french)}</div>{greedy_row}'
             f"<div>Mean cross-entropy <b>{result.mean_loss:.3f}</b> nats per piece over {len(result.pieces)} pieces "
-            f"(</s> included) · perplexity <b>{result.perplexity:.2f}</b> · least expected piece: "
+            f"(&lt;/s&gt; included) · perplexity <b>{result.perplexity:.2f}</b> · least expected piece: "
             f"<b>{html.escape(worst.piece)}</b> (p = {worst.probability:.2%})</div>"
             f"<div>{split}</div><div>{rank_chips(result)}</div><div>{legend}</div>{notes}"
             "<div><i>Teacher forcing: the decoder reads your pieces as its input (as in training) and each position is "
@@ -145,7 +145,7 @@ def beam_tree_figure(result: BeamResult, dark: bool = False, font_size: int = 14
 def beam_html(result: BeamResult, greedy: Optional[str] = None) -> str:
     rows = "".join(
         f"<tr><td>{i + 1}</td><td>{html.escape(h.text)}</td><td>{h.score:.3f}</td><td>{len(h.ids)}</td>"
-        f"<td>{h.normalized:.3f}</td><td>{'</s>' if h.finished else 'cut at the limit'}</td></tr>"
+        f"<td>{h.normalized:.3f}</td><td>{'&lt;/s&gt;' if h.finished else 'the length limit'}</td></tr>"
         for i, h in enumerate(result.hypotheses))
     greedy_row = f"<div><b>Greedy decoding:</b> {html.escape(greedy)}</div>" if greedy is not None else ""
     return (f'<div class="pieces" id="beam-info"><div><b>Beam search (width {result.beam}):</b> '
