@@ -139,7 +139,7 @@ def beam_tree_figure(result: BeamResult, dark: bool = False, font_size: int = 14
                   yaxis=dict(title=dict(text="candidates (best score on top)"), showticklabels=False, zeroline=False),
                   legend=dict(orientation="h", y=-0.15))
     title = f"Beam search, width {result.beam}: {len(result.nodes)} candidates weighed"
-    return _fast_figure(data, layout, dark, font_size, int(min(900, 260 + 34 * n_rows)), title)
+    return _fast_figure(data, layout, dark, font_size, int(min(1000, 260 + 2.6 * font_size * n_rows)), title)
 
 
 def beam_html(result: BeamResult, greedy: Optional[str] = None) -> str:
