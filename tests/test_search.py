@@ -174,3 +174,57 @@ def test_cli_beam_one_equals_batched_greedy(translator, capsys, monkeypatch):
     assert outs[1] == translator.translate(lines)
     assert translate.translate_lines(translator, lines, 1) == translator.translate_beam(lines, 1)
     assert len(outs[2]) == len(lines)
+
+
+# ------------------------------------------------------------------ the pictures of steering
+def validated(fig):
+    import plotly.graph_objects as go
+    return go.Figure(fig.to_dict())   # Plotly's own validation (the app's fast path skips it)
+
+
+def test_steering_results_and_figures_import_neither_torch_nor_gradio():
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import sys\nimport transformer.steering, transformer.viz.steering\n"
+            "print(sorted(m for m in ('torch', 'gradio') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+
+
+def test_every_view_draws_the_forced_pass_a_branch_and_the_beam_tree(model, tokenizer):
+    from transformer.viz import steering as sv
+    from transformer.viz import views
+    src = source(tokenizer, "I have seven apples.")
+    forced = forced_pass(model, tokenizer, src, tokenizer.encode("J'ai sept pommes.") + [3])
+    greedy = trace_greedy(model, tokenizer, src, max_new_tokens=8)
+    other = branch(model, tokenizer, src, 1, greedy.steps[1].topk_ids[2])
+    lk = views.Look(dark=True, large=True)
+    for trace in (forced.trace, other):
+        figs = list(views.step_view(trace, 2, 1, "mean over heads", lk)[1:])
+        for kind in ("encoder", "decoder", "cross"):
+            figs += [views.explorer_figure(trace, kind, 1, "2", "head", True, lk), views.grid_figure(trace, kind, True, lk),
+                     views.summary_view(trace, kind, lk)[0], views.inside_view(trace, kind, 1, "1", 2, False, lk)[0]]
+        for f in figs:
+            validated(f)
+    # the step view highlights the piece the trace took, not the model's top choice
+    topk = views.step_view(other, 2, 1, "mean over heads", lk)[1]
+    colours = topk.data[0].marker.color
+    assert colours[2] == "#E69F00" and colours[0] != "#E69F00"
+    fp = forced.pieces
+    bars = sv.forced_figure([p.piece for p in fp], [p.probability for p in fp], [p.rank for p in fp],
+                            [p.top_piece for p in fp], "t", True, 19)
+    validated(bars)
+    np.testing.assert_allclose(np.asarray(bars.data[0].y, float), [p.probability for p in fp], atol=1e-4)
+    import dataclasses
+    marked = dataclasses.replace(forced, french="<i>x</i>", pieces=[dataclasses.replace(fp[0], piece="<i>")] + fp[1:])
+    html_out = sv.forced_html(marked, "<script>")
+    assert "<i>x" not in html_out and "<script>" not in html_out and "&lt;i&gt;" in html_out
+    beam = beam_search(model, tokenizer, src, 3, max_new_tokens=6)
+    tree = validated(sv.beam_tree_figure(beam, False, 14))
+    n_markers = sum(len(t.x) for t in tree.data if t.mode == "markers+text") - 1   # minus the <s> root
+    assert n_markers == len(beam.nodes)
+    assert sv.beam_html(beam).count("<tr>") == len(beam.hypotheses) + 1
+    assert "This branch" in sv.branch_html(greedy, other, 2)
