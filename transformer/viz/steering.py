@@ -111,7 +111,7 @@ def beam_tree_figure(result: BeamResult, dark: bool = False, font_size: int = 14
     log-probability; kept beams blue, finished green, pruned grey, the final choice's path orange."""
     y = _beam_positions(result)
     final = set(result.path(result.best.node))
-    x_of = lambda i: -1 if i < 0 else result.nodes[i].step
+    x_of = lambda i: 0 if i < 0 else result.nodes[i].step + 1     # steps from 1; <s> at 0
     y_of = lambda i: 0.0 if i < 0 else y[i]
     data = []
     for group, width, colour in (("other", 1, BEAM_COLOURS["pruned"]), ("kept", 2, BEAM_COLOURS["kept"]),
@@ -120,19 +120,19 @@ def beam_tree_figure(result: BeamResult, dark: bool = False, font_size: int = 14
         for n in result.nodes:
             g = "final" if n.id in final else "kept" if n.status != "pruned" else "other"
             if g == group:
-                xs += [x_of(n.parent), n.step, None]
+                xs += [x_of(n.parent), n.step + 1, None]
                 ys += [y_of(n.parent), y[n.id], None]
         data.append(dict(type="scatter", mode="lines", x=xs, y=ys, line=dict(color=colour, width=width),
                          hoverinfo="skip", showlegend=False))
     for status in ("pruned", "kept", "finished", "final"):
         ns = [n for n in result.nodes if (n.id in final) == (status == "final") and (status == "final" or n.status == status)]
         data.append(dict(type="scatter", mode="markers+text", name={"final": "final choice"}.get(status, status),
-                         x=[n.step for n in ns], y=[y[n.id] for n in ns], text=[esc(n.piece) for n in ns],
+                         x=[n.step + 1 for n in ns], y=[y[n.id] for n in ns], text=[esc(n.piece) for n in ns],
                          textposition="top center", marker=dict(color=BEAM_COLOURS[status], size=11 if status != "pruned" else 7),
                          customdata=[[esc(n.piece), round(n.log_prob, 3), round(n.score, 3)] for n in ns],
                          hovertemplate="%{customdata[0]}<br>log p = %{customdata[1]}<br>cumulative log p = "
                                        "%{customdata[2]}<extra>" + status + "</extra>"))
-    data.append(dict(type="scatter", mode="markers+text", x=[-1], y=[0], text=["&lt;s&gt;"], textposition="top center",
+    data.append(dict(type="scatter", mode="markers+text", x=[0], y=[0], text=["&lt;s&gt;"], textposition="top center",
                      marker=dict(color=BEAM_COLOURS["final"], size=11), hoverinfo="skip", showlegend=False))
     n_rows = max(len([n for n in result.nodes if n.step == s]) for s in {n.step for n in result.nodes}) if result.nodes else 1
     layout = dict(xaxis=dict(title=dict(text="decoding step"), dtick=1, zeroline=False),
