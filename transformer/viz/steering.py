@@ -20,6 +20,11 @@ RANK_COLOURS = (("#0072B2", "the model's top choice"), ("#E69F00", "rank 2-5"), 
 BEAM_COLOURS = {"kept": "#0072B2", "finished": "#009E73", "pruned": "#999999", "final": "#E69F00"}
 
 
+def percent(p: float) -> str:
+    """A probability as a percentage; tiny ones keep their order of magnitude (0.0% would hide it)."""
+    return f"{p:.1%}" if p >= 0.001 else f"{p * 100:.1e}%"
+
+
 def rank_colour(rank: int) -> str:
     return RANK_COLOURS[0][0] if rank == 1 else RANK_COLOURS[1][0] if rank <= 5 else RANK_COLOURS[2][0]
 
@@ -60,7 +65,7 @@ def forced_html(result: ForcedResult, greedy: Optional[str]) -> str:
     else:
         p = result.pieces[d]
         split = (f"Greedy decoding and your French part ways at piece {d + 1}: you wrote <b>{html.escape(p.piece)}</b> "
-                 f"(rank {p.rank}, p = {p.probability:.1%}); the model's top choice was <b>{html.escape(p.top_piece)}</b> "
+                 f"(rank {p.rank}, p = {percent(p.probability)}); the model's top choice was <b>{html.escape(p.top_piece)}</b> "
                  f"(p = {p.top_probability:.1%}).")
     worst = min(result.pieces, key=lambda q: q.probability)
     legend = " · ".join(f'<span style="color:{c};font-weight:700">■</span> {t}' for c, t in RANK_COLOURS)
@@ -87,7 +92,7 @@ def branch_html(original: TranslationTrace, new: TranslationTrace, step: int) ->
     was = original.steps[step - 1].piece if len(original.steps) >= step else "?"
     same = detokenize(original.tgt_pieces[: step - 1])
     return (f'<div class="pieces" id="branch-info"><div><b>What if</b> step {step} took <span class="piece chosen">'
-            f"{html.escape(s.piece)}</span> (p = {s.prob:.1%}) instead of <span class=\"piece\">{html.escape(was)}</span>? "
+            f"{html.escape(s.piece)}</span> (p = {percent(s.prob)}) instead of <span class=\"piece\">{html.escape(was)}</span>? "
             f"Decoding then went on greedily.</div>"
             f"<div><b>Original:</b> {html.escape(original.translation)}</div>"
             f"<div><b>This branch:</b> {html.escape(new.translation)}</div>"
