@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import html
 import inspect
 import logging
 import os
@@ -27,12 +28,12 @@ from typing import Callable, Optional
 import gradio as gr
 
 from transformer.config import (APP_CONCURRENCY, APP_LINK_CACHE, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY,
-                                APP_TORCH_THREADS, PE_DEFAULT_DIMS, PLAY_INTERVAL_S, REPLAY_POINTS, TEXTBOX_MAX_CHARS,
+                                APP_TORCH_THREADS, BEAM_DEFAULT, BEAM_MAX, MAX_INPUT_CHARS, PE_DEFAULT_DIMS, PLAY_INTERVAL_S, REPLAY_POINTS, TEXTBOX_MAX_CHARS,
                                 ModelConfig)
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, REPLAY_FILE, CheckpointError
 from transformer.replay import Replay, load_replay
 from transformer.sentences import split_sentences
-from transformer.translator import Translator
+from transformer.translator import Translator, clean_text
 from transformer.viz import learning, links, views
 from transformer.config import ATTRIBUTION_MAX_PIECES
 from transformer.model import attribution, vectors
@@ -44,6 +45,7 @@ from transformer.positional import sinusoidal_encoding
 from transformer.viz.analysis import head_summary
 from transformer.why import METHODS, Attribution
 from transformer.viz import why as why_views
+from transformer.viz import steering as steer_views
 from transformer.viz.plots import COLORSCALES, DEFAULT_SCALE, empty_figure
 from transformer.viz.report import build_report, report_filename
 
@@ -200,8 +202,15 @@ class Page:
     trace: gr.State
     look: list           # Look, presenter mode, colour scale: every figure follows them
     replay: Optional[Replay] = None   # the checkpoint's training replay (the same for every user)
-    translator: Optional[Translator] = None   # the shared model, for the views computed on request
-    english: Optional[gr.Textbox] = None      # the sentence box (the attribution reads it)
+    translator: Optional[Translator] = None      # the shared model, for the tabs that run it on request
+    english: Optional[gr.Textbox] = None         # the sentence box (the attribution reads it)
+    original: Optional[gr.State] = None          # the greedy trace, while a branch or your French is shown
+    model_events: list = field(default_factory=list)   # events that set a new trace: every tab redraws after
+    step_slider: Optional[gr.Slider] = None
+    viewing: Optional[gr.HTML] = None            # says which trace the views show (greedy, a branch, your French)
+    text: Optional[gr.Textbox] = None            # the English sentence box
+    french: Optional[gr.Textbox] = None          # the French translation box
+    pieces: Optional[gr.HTML] = None             # the source and target pieces
 
     @property
     def head_choices(self) -> list[str]:
@@ -272,8 +281,11 @@ def build_steps_tab(page: Page) -> TabView:
     def draw_kv(trace, step_v):
         return f"<i>{NO_TRACE}</i>" if trace is None else kv_view(trace, page.cfg, int(step_v or 1))
 
+    page.step_slider = step
+    what_if = build_what_if(page, step)
+
     def after_translate(event):
-        return event.then(draw_kv, [page.trace, step], kv_html, api_visibility="undocumented", queue=False)
+        return what_if(event).then(draw_kv, [page.trace, step], kv_html, api_visibility="undocumented", queue=False)
 
     tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps], after_translate,
                   step)
@@ -311,6 +323,79 @@ def wire_step_buttons(page: Page, step, prev_btn, next_btn, play_btn, timer) -> 
     next_btn.click(lambda t, s: shift(t, s, +1), [page.trace, step], step, queue=False, **quiet)
     play_btn.click(toggle_play, [page.trace, step, play_btn], [step, timer, play_btn], **quiet)
     timer.tick(tick, [page.trace, step], [step, timer, play_btn], **quiet)
+
+
+def greedy_of(trace, original, english: str):
+    """The greedy trace of `english` this user already has (the original behind a branch, or the trace), or None."""
+    text = clean_text(str(english or "")[:MAX_INPUT_CHARS])
+    for t in (original, trace):
+        if t is not None and t.source.text == text:
+            return t
+    return None
+
+
+def what_if_callback(translator: Translator):
+    def what_if(english, step_v, piece, trace, original):
+        """Another piece at one step, then greedy again: one model run (from the trace shown, when it is
+        of this sentence). Returns the new trace, the original, the comparison, the new French, the slider."""
+        keep = (gr.update(),) * 6
+        try:
+            base = trace if trace is not None and greedy_of(trace, None, english) is not None else None
+            new = translator.what_if(str(english or ""), step_v, piece, base.tgt_ids if base is not None else ())
+            orig = greedy_of(None, original, english) or (base if base is not None and original is None else None)
+            orig = orig or translator.trace(str(english))
+        except ValueError as e:
+            gr.Warning(str(e))
+            return (*keep[:2], f'<div class="note">{html.escape(str(e))}</div>', *keep[3:])
+        except Exception:  # noqa: BLE001  a model failure is this user's, not the app's
+            log.exception("what-if failed")
+            gr.Warning("Sorry, the model failed on this branch. Try another piece.")
+            return keep
+        return (new, orig, steer_views.branch_html(orig, new, int(step_v)), new.translation,
+                slider_update(len(new.steps), int(step_v)), views.pieces_html(new))
+    return what_if
+
+
+def build_what_if(page: Page, step) -> Callable:
+    """Under the step view: take another candidate (or a typed piece) at this step, continue greedily,
+    compare with the original, and go back. Returns the hook that follows Translate."""
+    page.viewing = gr.HTML("", elem_id="viewing")
+    with gr.Accordion("What if? Take another piece at this step", open=False, elem_id="whatif-acc"):
+        with gr.Row():
+            cand = gr.Dropdown([], value=None, label="Another candidate at this step", elem_id="whatif-cand", scale=2)
+            piece = gr.Textbox(label="…or type a piece (as the step view shows it)", elem_id="whatif-piece",
+                               max_length=100, scale=2)
+            go_btn = gr.Button("Continue from this piece", variant="primary", elem_id="whatif-btn", scale=1)
+            back_btn = gr.Button("Back to the original", elem_id="whatif-back", scale=1)
+    step_no = gr.Number(1, precision=0, visible=False)   # the step as a plain number (the API's input: any step)
+    quiet = dict(api_visibility="undocumented", queue=False)
+
+    def candidates(trace, step_v):
+        if trace is None or not trace.steps:
+            return gr.update(choices=[], value=None)
+        s = trace.steps[views.clamp(step_v or 1, 1, len(trace.steps)) - 1]
+        return gr.update(choices=[(f"{p}  ({q:.1%})", p) for p, q in zip(s.topk_pieces, s.topk_probs)], value=None)
+
+    def go_back(original):
+        if original is None:
+            gr.Warning("Translate a sentence first.")
+            return (gr.update(),) * 5
+        return original, "", original.translation, slider_update(len(original.steps)), views.pieces_html(original)
+
+    step.change(candidates, [page.trace, step], cand, **quiet)
+    step.change(lambda v: v, step, step_no, **quiet)
+    cand.change(lambda c: c if c else gr.update(), cand, piece, **quiet)
+    page.model_events.append(go_btn.click(
+        what_if_callback(page.translator), [page.text, step_no, piece, page.trace, page.original],
+        [page.trace, page.original, page.viewing, page.french, step, page.pieces], api_name="what_if",
+        concurrency_id="model"))
+    page.model_events.append(back_btn.click(go_back, page.original,
+                                            [page.trace, page.viewing, page.french, step, page.pieces], **quiet))
+
+    def after_translate(event):
+        return event.then(lambda t: (t, ""), page.trace, [page.original, page.viewing], **quiet).then(
+            candidates, [page.trace, step], cand, **quiet)
+    return after_translate
 
 
 def build_explorer_tab(page: Page) -> TabView:
@@ -634,6 +719,91 @@ def build_vectors_view(page: Page) -> Callable:
         return event.then(fit, [page.trace, kind], [query, key, piece], queue=False, **quiet).then(
             draw_vectors, ins, outs, concurrency_id="draw", **quiet)
     return after_translate
+def forced_callback(translator: Translator):
+    def forced_decoding(english, french, trace, original):
+        """Your French read with teacher forcing: one forward pass. The views then show that pass."""
+        try:
+            greedy = greedy_of(trace if trace is not None and trace.steps and original is None else None, original,
+                               english) or translator.trace(str(english or ""))
+            result = translator.forced(str(english or ""), str(french or ""))
+        except ValueError as e:
+            gr.Warning(str(e))
+            return (gr.update(),) * 3 + (f'<div class="note">{html.escape(str(e))}</div>', [], *(gr.update(),) * 3)
+        except Exception:  # noqa: BLE001
+            log.exception("forced decoding failed")
+            gr.Warning("Sorry, the model failed on this input. Please try another sentence.")
+            return (gr.update(),) * 8
+        viewing = (f'<div class="note" id="viewing-forced">The views show the teacher-forced pass of your French: '
+                   f'«&nbsp;{html.escape(result.french)}&nbsp;». <b>Back to the original</b> (under What if?) returns to greedy.</div>')
+        return (result, result.trace, greedy, steer_views.forced_html(result, greedy.translation), result.as_rows(),
+                viewing, slider_update(len(result.trace.steps)), views.pieces_html(result.trace))
+    return forced_decoding
+
+
+def beam_callback(translator: Translator):
+    def beam_search(english, beam, trace, original):
+        """Beam search of this sentence: one model run; the tree is drawn from the result."""
+        try:
+            result = translator.beam(str(english or ""), beam)
+        except ValueError as e:
+            gr.Warning(str(e))
+            return None, "", f'<div class="note">{html.escape(str(e))}</div>'
+        except Exception:  # noqa: BLE001
+            log.exception("beam search failed")
+            gr.Warning("Sorry, the model failed on this input. Please try another sentence.")
+            return None, "", ""
+        greedy = greedy_of(None, original, english)
+        return result, result.translation, steer_views.beam_html(result, greedy.translation if greedy else None)
+    return beam_search
+
+
+def build_steer_tab(page: Page) -> TabView:
+    gr.Markdown("**Your French (teacher forcing).** Type or edit a French translation of the English above: the "
+                "model reads it as in training and scores every piece. The model's own translation gets rank 1 "
+                "everywhere; a word it did not expect stands out.")
+    with gr.Row(equal_height=True):
+        french = gr.Textbox(label="Your French translation", max_lines=3, scale=5, max_length=TEXTBOX_MAX_CHARS,
+                            elem_id="forced-text")
+        copy_btn = gr.Button("Start from the model's French", scale=1, elem_id="forced-copy")
+        score_btn = gr.Button("Score my French", variant="primary", scale=1, elem_id="forced-btn")
+    forced_info = gr.HTML(elem_id="forced-info")
+    forced_plot = gr.Plot(label="Your French under the model", elem_id="forced-plot")
+    with gr.Accordion("Per piece (JSON)", open=False):
+        forced_json = gr.JSON(label="piece, probability, rank, top_piece, cross_entropy", elem_id="forced-json")
+    gr.Markdown("**Beam search** keeps the `width` best hypotheses at every step instead of one.")
+    with gr.Row(equal_height=True):
+        beam = gr.Slider(1, BEAM_MAX, value=BEAM_DEFAULT, step=1, label="Beam width (1 = greedy)", scale=4,
+                         elem_id="beam-width")
+        beam_btn = gr.Button("Run beam search", variant="primary", scale=1, elem_id="beam-btn")
+    beam_text = gr.Textbox(label="Beam search translation", interactive=False, elem_id="beam-text")
+    beam_info = gr.HTML(elem_id="beam-info-box")
+    beam_plot = gr.Plot(label="The search tree", elem_id="beam-plot")
+    forced_state, beam_state = gr.State(None), gr.State(None)
+    beam_no = gr.Number(BEAM_DEFAULT, precision=0, visible=False)   # the width as a plain number (the API's input)
+    beam.change(lambda v: v, beam, beam_no, api_visibility="undocumented", queue=False)
+
+    @safe_view
+    def draw_steer(trace, forced_v, beam_v, look, large, scale):
+        lk = look_of(look, large, scale)
+        f = (empty_figure("Type your French and press Score my French.", lk.dark) if forced_v is None else
+             steer_views.forced_figure([p.piece for p in forced_v.pieces], [p.probability for p in forced_v.pieces],
+                                       [p.rank for p in forced_v.pieces], [p.top_piece for p in forced_v.pieces],
+                                       "Probability of each of your pieces (rank when not the top choice)",
+                                       lk.dark, lk.font))
+        b = (empty_figure("Press Run beam search.", lk.dark) if beam_v is None else
+             steer_views.beam_tree_figure(beam_v, lk.dark, lk.font))
+        return f, b
+
+    tab = TabView(draw_steer, [forced_state, beam_state], [forced_plot, beam_plot])
+    copy_btn.click(lambda fr: fr, page.french, french, api_visibility="undocumented", queue=False)
+    page.model_events.append(gr.on(
+        [score_btn.click, french.submit], forced_callback(page.translator), [page.text, french, page.trace, page.original],
+        [forced_state, page.trace, page.original, forced_info, forced_json, page.viewing, page.step_slider, page.pieces],
+        api_name="forced_decoding", concurrency_id="model"))
+    beam_btn.click(beam_callback(page.translator), [page.text, beam_no, page.trace, page.original],
+                   [beam_state, beam_text, beam_info], api_name="beam_search", concurrency_id="model").then(
+        draw_steer, tab.inputs(page), tab.outputs, api_visibility="undocumented", concurrency_id="draw")
+    return tab
 
 
 def build_about_tab(page: Page, n_params: int, checkpoint: Path) -> None:
@@ -644,7 +814,7 @@ def build_about_tab(page: Page, n_params: int, checkpoint: Path) -> None:
 TABS = [("Step by step", "steps", build_steps_tab), ("Attention explorer", "explorer", build_explorer_tab),
         ("Head summary", "summary", build_summary_tab), ("Positional encoding", "positional", build_positional_tab),
         ("Inside one head", "inside", build_inside_tab), ("Why this word", "why", build_why_tab),
-        ("How it learned", "learned", build_learning_tab)]
+        ("Your French & beams", "steer", build_steer_tab), ("How it learned", "learned", build_learning_tab)]
 
 
 # ---------------------------------------------------------------- the page around the tabs
@@ -889,7 +1059,8 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         text, go_btn, results, (link_btn, link_box), look = build_input_section(
             lambda: build_display_section(translator.cfg, trace_state, look, large))
         picker = gr.Dropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
-        page = Page(translator.cfg, trace_state, look, replay_of(checkpoint), translator, text)
+        page = Page(translator.cfg, trace_state, look, replay_of(checkpoint), translator, english=text,
+                    original=gr.State(None), text=text, french=results[0], pieces=results[2])
         tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab)
 
         draw_all, all_in, all_out = redraw_all(page, tabs)
@@ -911,6 +1082,8 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         then_redraw(example.input(lambda e: (e, *run(e)) if e else (gr.update(),) * 6, example, [text, *translated],
                                   api_visibility="undocumented", **model))
         example.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)
+        for ev in page.model_events:   # a what-if branch, going back, your French: a new trace, every tab redraws
+            ev.then(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
         for c in page.look:
             c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
         load, link_outs = link_loader(translator, page, tabs)

@@ -11,11 +11,14 @@ from typing import Optional, Sequence
 
 import torch
 
-from .config import BATCH_TOKENS, MAX_BATCH_SENTENCES, MAX_INPUT_CHARS, MAX_SOURCE_PIECES, TOP_K, TRACE_DEADLINE_S
+from .config import (BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_BATCH_SENTENCES, MAX_FORCED_PIECES, MAX_INPUT_CHARS,
+                     MAX_SOURCE_PIECES, TOP_K, TRACE_DEADLINE_S)
 from .io.checkpoint import load_checkpoint, load_piece_counts, resolve_device
 from .io.tokenizer import UNK_PIECE, WORD_MARKER, Tokenizer
 from .model.decoding import greedy_decode, pad_batch, trace_greedy
 from .model.optimize import optimize_for_inference
+from .model.search import beam_search, branch, forced_pass
+from .steering import BeamResult, ForcedResult
 from .trace import Source, TranslationTrace
 
 
@@ -104,3 +107,65 @@ class Translator:
               deadline_s: float = TRACE_DEADLINE_S) -> TranslationTrace:
         """Translate one sentence and record every step and attention map (see trace.py)."""
         return trace_greedy(self.model, self.tokenizer, self.source(text), max_new_tokens, top_k, deadline_s)
+
+    # --- steering the decoder (model/search.py): each raises ValueError with a message for the user
+    def french_ids(self, french: str) -> tuple[list[int], tuple[str, ...]]:
+        """Your French as piece ids ending in </s>, within the limits; and notes for the user."""
+        if len(french or "") > MAX_INPUT_CHARS:
+            raise ValueError(f"The French text is longer than the limit of {MAX_INPUT_CHARS} characters.")
+        text = clean_text(french or "")
+        if not text:
+            raise ValueError("Type a French sentence for the model to read.")
+        ids = self.tokenizer.encode(text) + [self.cfg.eos_id]
+        limit = min(MAX_FORCED_PIECES, self.cfg.max_len)
+        if len(ids) > limit:
+            raise ValueError(f"The French text has {len(ids)} pieces with </s>; the limit is {limit}. Shorten it.")
+        notes = ("Some characters of the French are not in the model's vocabulary: they became <unk>.",) \
+            if self.tokenizer.unk_id in ids else ()
+        return ids, notes
+
+    def forced(self, text: str, french: str, top_k: int = TOP_K) -> ForcedResult:
+        """Teacher forcing: how probable the model finds your French translation of `text`, piece by piece."""
+        source = self.source(text)
+        ids, notes = self.french_ids(french)
+        return forced_pass(self.model, self.tokenizer, source, ids, top_k, source.notes + notes)
+
+    def piece_id(self, piece: str) -> int:
+        found = self.tokenizer.piece_id(str(piece or "").strip()) if str(piece or "").strip() else None
+        if found is None:
+            raise ValueError(f"{str(piece)[:40]!r} is not a piece of the model's vocabulary. Pick one of the "
+                             "candidates, or type a piece as the step view shows it (e.g. ▁chat).")
+        return found
+
+    def what_if(self, text: str, step: int, piece: str, prefix: Sequence[int] = (), top_k: int = TOP_K,
+                deadline_s: float = TRACE_DEADLINE_S) -> TranslationTrace:
+        """Decoding where step `step` (1-based) takes `piece` instead, after `prefix` (default: the model's
+        greedy choices); greedy again after it."""
+        try:
+            step = int(step)
+        except (TypeError, ValueError):
+            raise ValueError(f"The step must be a number, not {str(step)[:20]!r}.") from None
+        if step < 1:
+            raise ValueError("Steps are numbered from 1.")
+        token = self.piece_id(piece)
+        if prefix and step > len(prefix):
+            raise ValueError(f"There is no step {step}: this translation has {len(prefix)} steps.")
+        return branch(self.model, self.tokenizer, self.source(text), step - 1, token, prefix, top_k, deadline_s)
+
+    def beam(self, text: str, beam: int, alpha: float = BEAM_ALPHA, deadline_s: float = TRACE_DEADLINE_S) -> BeamResult:
+        """Beam search of width `beam` (1 = greedy) for one sentence."""
+        try:
+            beam = int(beam)
+        except (TypeError, ValueError):
+            raise ValueError(f"The beam width must be a number from 1 to {BEAM_MAX}.") from None
+        if not 1 <= beam <= BEAM_MAX:
+            raise ValueError(f"The beam width must be from 1 to {BEAM_MAX}, not {beam}.")
+        return beam_search(self.model, self.tokenizer, self.source(text), beam, alpha, deadline_s=deadline_s)
+
+    def translate_beam(self, sentences: Sequence[str], beam: int, alpha: float = BEAM_ALPHA) -> list[str]:
+        """Beam search for many sentences, one at a time (the CLI's and evaluate's ``--beam N``)."""
+        out = []
+        for s in sentences:
+            text = clean_text(s[:MAX_INPUT_CHARS])
+            out.append(self.beam(text, beam, alpha, deadline_s=None).translation if text else "")
+        return out

@@ -1,7 +1,7 @@
 """Score a checkpoint with sacrebleu: ``python -m transformer.cli.evaluate --data TEST [--checkpoint DIR]``.
 
 TEST is a TSV file (``english<TAB>french``) or a PREFIX of two aligned files
-(PREFIX.en[.gz], PREFIX.fr[.gz]). Greedy decoding; BLEU and chrF with sacrebleu's
+(PREFIX.en[.gz], PREFIX.fr[.gz]). Greedy decoding (or ``--beam N``: beam search of width N); BLEU and chrF with sacrebleu's
 defaults (cased, detokenized, 13a). Prints the signatures, writes the hypotheses, and
 prints one JSON line (with ``bleu`` and ``chrf``) last.
 """
@@ -15,9 +15,11 @@ from pathlib import Path
 
 import sacrebleu
 
+from ..config import BEAM_ALPHA, BEAM_MAX
 from ..io.checkpoint import CheckpointError
 from ..training.data import read_corpus
 from ..translator import Translator
+from .translate import translate_lines
 
 
 def main(argv=None) -> int:
@@ -28,7 +30,12 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
     p.add_argument("--hyp-out", default=None, help="where to write the hypotheses (default: alongside, in runs/eval/)")
     p.add_argument("--limit", type=int, default=0, help="score only the first N pairs (0 = all)")
+    p.add_argument("--beam", type=int, default=1, metavar="N",
+                   help=f"beam width (1 = greedy, batched; up to {BEAM_MAX}: beam search with GNMT length penalty, "
+                        f"alpha {BEAM_ALPHA}, one sentence at a time)")
     args = p.parse_args(argv)
+    if not 1 <= args.beam <= BEAM_MAX:
+        p.error(f"--beam must be from 1 to {BEAM_MAX}")
     try:
         tr = Translator(args.checkpoint, args.device)
         pairs = read_corpus(args.data)
@@ -38,7 +45,7 @@ def main(argv=None) -> int:
     if args.limit:
         pairs = pairs[: args.limit]
     t0 = time.perf_counter()
-    hyps = tr.translate([s for s, _ in pairs])
+    hyps = translate_lines(tr, [s for s, _ in pairs], args.beam, split=False)   # the model as it is, line by line
     secs = time.perf_counter() - t0
     refs = [[t for _, t in pairs]]
     bleu, chrf = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
@@ -50,7 +57,7 @@ def main(argv=None) -> int:
     print(f"{b}\n  signature: {bleu.get_signature()}")
     print(f"{c}\n  signature: {chrf.get_signature()}")
     print(f"hypotheses: {hyp_path}  ({len(hyps)} sentences in {secs:.1f}s, {len(hyps) / secs:.1f} sentences/s on {tr.device})")
-    print(json.dumps({"data": args.data, "sentences": len(hyps), "bleu": round(b.score, 2), "chrf": round(c.score, 2),
+    print(json.dumps({"data": args.data, "sentences": len(hyps), "beam": args.beam, "bleu": round(b.score, 2), "chrf": round(c.score, 2),
                       "bleu_signature": str(bleu.get_signature()), "chrf_signature": str(chrf.get_signature()),
                       "seconds": round(secs, 2)}))
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..config import BEAM_ALPHA, BEAM_MAX
 from ..io.checkpoint import CheckpointError
 from ..sentences import split_sentences
 from ..translator import Translator
@@ -23,7 +24,12 @@ def main(argv=None) -> int:
     p.add_argument("--no-split", action="store_true",
                    help="translate each line whole (default: a line of several sentences is translated "
                         "sentence by sentence and joined, so paragraphs never loop)")
+    p.add_argument("--beam", type=int, default=1, metavar="N",
+                   help=f"beam search of width N (1 = greedy, the default; at most {BEAM_MAX}; GNMT length penalty, "
+                        f"alpha {BEAM_ALPHA}); beam search translates one sentence at a time")
     args = p.parse_args(argv)
+    if not 1 <= args.beam <= BEAM_MAX:
+        p.error(f"--beam must be from 1 to {BEAM_MAX}")
     try:
         tr = Translator(args.checkpoint, args.device)
     except CheckpointError as e:
@@ -37,19 +43,21 @@ def main(argv=None) -> int:
             print("target pieces:", " ".join(trace.tgt_pieces))
             print(trace.translation)
         else:
-            print(translate_lines(tr, [text], not args.no_split)[0])
+            print(translate_lines(tr, [text], args.beam, not args.no_split)[0])
         return 0
-    for out in translate_lines(tr, sys.stdin.read().splitlines(), not args.no_split):
+    for out in translate_lines(tr, sys.stdin.read().splitlines(), args.beam, not args.no_split):
         print(out)
     return 0
 
 
-def translate_lines(tr: Translator, lines: list[str], split: bool = True) -> list[str]:
-    """One translation per line; with `split`, the sentences of all lines go in one batched call."""
+def translate_lines(tr: Translator, lines: list[str], beam: int = 1, split: bool = True) -> list[str]:
+    """One translation per line: greedy (batched) for beam 1, beam search (one sentence at a time) otherwise.
+    With `split`, a line of several sentences is translated sentence by sentence and joined."""
+    run = tr.translate if beam == 1 else (lambda texts: tr.translate_beam(texts, beam))
     if not split:
-        return tr.translate(lines)
+        return run(lines)
     parts = [split_sentences(line) or [""] for line in lines]
-    flat = tr.translate([s for p in parts for s in p])
+    flat = run([s for p in parts for s in p])
     out, i = [], 0
     for p in parts:
         out.append(" ".join(t for t in flat[i:i + len(p)] if t))

@@ -45,6 +45,14 @@ class Tokenizer:
     def pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.sp.id_to_piece(int(i)) for i in ids]
 
+    def piece_id(self, piece: str) -> int | None:
+        """The id of a piece as typed ("chat" is also tried as "▁chat"); None when it is not in the vocabulary."""
+        for p in (piece, piece.replace(" ", WORD_MARKER), WORD_MARKER + piece.strip()):
+            i = self.sp.piece_to_id(p)
+            if i != self.unk_id or p == UNK_PIECE:
+                return i
+        return None
+
     def decode(self, ids: Iterable[int]) -> str:
         """Ids to detokenized text; special ids (pad, bos, eos) are dropped."""
         specials = {self.pad_id, self.bos_id, self.eos_id}

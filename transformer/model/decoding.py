@@ -122,9 +122,12 @@ def trace_greedy(
     max_new_tokens: Optional[int] = None,
     top_k: int = TOP_K,
     deadline_s: Optional[float] = None,
+    forced: Optional[dict[int, int]] = None,
 ) -> TranslationTrace:
     """Greedy decoding of one sentence, with the KV cache, recording every attention map and
-    the top-k candidates of every step. Stops at </s>, the output length limit or the deadline."""
+    the top-k candidates of every step. Stops at </s>, the output length limit or the deadline.
+    ``forced={step: token_id}`` (0-based steps) feeds those pieces instead of the model's choices at
+    those steps, and decoding goes on greedily after them: a "what if" branch (model/search.py)."""
     t0 = time.perf_counter()
     cfg = model.cfg
     device = next(model.parameters()).device
@@ -148,11 +151,15 @@ def trace_greedy(
         top_p, top_i = probs.topk(min(top_k, probs.numel()))
         ids = top_i.tolist()
         pieces = vocab.pieces(ids)
-        steps.append(Step(t, prefix, ids[0], pieces[0], float(top_p[0]), ids, pieces, top_p.tolist()))
-        if ids[0] == cfg.eos_id:
+        if forced and t in forced:
+            tok = forced[t]
+            steps.append(Step(t, prefix, tok, vocab.pieces([tok])[0], float(probs[tok]), ids, pieces, top_p.tolist()))
+        else:
+            steps.append(Step(t, prefix, ids[0], pieces[0], float(top_p[0]), ids, pieces, top_p.tolist()))
+        if steps[-1].token_id == cfg.eos_id:
             stop = "end"
             break
-        prefix = prefix + pieces[:1]
+        prefix = prefix + [steps[-1].piece]
     tgt_ids = [s.token_id for s in steps]
     if len(steps) > 1:   # one teacher-forced pass: the full QKᵀ of decoder self-attention, future cells included
         tgt_in = torch.tensor([[cfg.bos_id] + tgt_ids[:-1]], device=device)

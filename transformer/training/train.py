@@ -538,6 +538,14 @@ def finish(run: Run, state: TrainState) -> None:
     run.model.load_state_dict(keep)
 
 
+def copy_extras(run: Run) -> None:
+    """best/ gets the run's final replay, piece counts, log and loss curve (export copies them on)."""
+    if (run.out / "best").is_dir():
+        for name in (REPLAY_FILE, PIECE_COUNTS_FILE, "log.csv", "loss_curve.png"):
+            if (run.out / name).is_file():
+                (run.out / "best" / name).write_bytes((run.out / name).read_bytes())
+
+
 def start_run(args) -> Run:
     """Device, tokenizer, data, model and optimizer of a run (nothing trained yet)."""
     rank, world, local = setup_distributed()
@@ -585,6 +593,7 @@ def main(argv=None) -> int:
         run.log(f"paused at step {state.step}; continue with --resume")
     elif run.main_proc:
         finish(run, state)
+        copy_extras(run)
         run.log(f"done: best dev BLEU {state.best} at step {state.best_step}; checkpoint in {run.out / 'best'}")
     if run.world > 1:
         dist.destroy_process_group()

@@ -139,7 +139,8 @@ def step_view(trace: TranslationTrace, step: int, layer: int, head, look: Look):
     """Step `step` (1-based): info HTML, top-k bar figure, cross-attention bar figure."""
     step = clamp(step, 1, n_steps(trace))
     s = trace.steps[step - 1]
-    topk = plots.topk_bar(s.topk_pieces, s.topk_probs, 0, f"Top-{len(s.topk_pieces)} next pieces, step {step}",
+    chosen = s.topk_ids.index(s.token_id) if s.token_id in s.topk_ids else -1   # a forced piece may be elsewhere
+    topk = plots.topk_bar(s.topk_pieces, s.topk_probs, chosen, f"Top-{len(s.topk_pieces)} next pieces, step {step}",
                           look.dark, look.font)
     h = head_choice(head)
     layer = clamp(layer, 1, trace.cross.layers)
