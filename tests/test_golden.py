@@ -1,6 +1,6 @@
 """Golden translations of the bundled model (our own sentences, not corpus lines).
 
-Chosen so that at every greedy step the winning piece leads the runner-up by at least 0.14 in
+Chosen so that at every greedy step the winning piece leads the runner-up by at least 0.5 in
 probability, so that tiny floating-point differences between CPUs cannot flip them. A change
 here means the model, the tokenizer or decoding changed: look before updating.
 """
@@ -16,15 +16,19 @@ from transformer.translator import Translator
 
 GOLDEN = {
     "The cat is sleeping on the sofa.": "Le chat dort sur le canapé.",
-    "I would like a cup of coffee, please.": "J'aimerais une tasse de café, s'il vous plaît.",
-    "Where is the nearest train station?": "Où se trouve la gare la plus proche ?",
     "Two children are playing football in the park.": "Deux enfants jouent au football dans le parc.",
     "My brother likes green tea.": "Mon frère aime le thé vert.",
     "I don't understand this question.": "Je ne comprends pas cette question.",
     "A woman in a red dress is riding a bicycle.": "Une femme en robe rouge fait du vélo.",
     "It is very cold today.": "Il fait très froid aujourd'hui.",
-    "Thank you very much for your help.": "Merci beaucoup pour votre aide.",
     "The dog is running on the beach.": "Le chien court sur la plage.",
+    # a lecture's own subject, names, numbers: none of these sentences is in the training data
+    "The encoder reads the sentence.": "L'encodeur lit la phrase.",
+    "The decoder writes the translation.": "Le décodeur écrit la traduction.",
+    "Professor Smith will give the next lecture.": "Le professeur Smith donnera le prochain cours.",
+    "Kenji lives in Berlin.": "Kenji habite à Berlin.",
+    "Amira bought twelve apples.": "Amira a acheté douze pommes.",
+    "The book costs 20 euros.": "Le livre coûte 20 euros.",
 }
 
 
