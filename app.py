@@ -24,8 +24,9 @@ from typing import Callable, Optional
 
 import gradio as gr
 
-from transformer.config import (APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY, APP_TORCH_THREADS,
-                                PE_DEFAULT_DIMS, PLAY_INTERVAL_S, TEXTBOX_MAX_CHARS, ModelConfig)
+from transformer.config import (APP_CACHE_CLEAN_S, APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY,
+                                APP_MAX_THREADS, APP_TORCH_THREADS, APP_TRANSLATE_WAITING, PE_DEFAULT_DIMS, PLAY_INTERVAL_S,
+                                TEXTBOX_MAX_CHARS, ModelConfig)
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from transformer.translator import Translator
 from transformer.viz import views
@@ -136,6 +137,7 @@ class TabView:
     outputs: list
     after_translate: Optional[Callable] = None   # called with the Translate event, to chain what must follow
     step_slider: Optional[gr.Slider] = None      # the slider over decoding steps: Translate sets its range
+    tab_id: str = ""                             # set by build_demo: the gr.Tab it lives in
 
     def inputs(self, page: Page) -> list:
         return [page.trace, *self.controls, *page.look]
@@ -354,7 +356,7 @@ def build_display_section(cfg: ModelConfig, trace_state: gr.State) -> list:
         if trace is None:
             gr.Warning("Translate a sentence first; the report holds its figures.")
             return None
-        out = Path(tempfile.mkdtemp(prefix="trace-report-")) / "transformer-trace.html"
+        out = Path(tempfile.mkdtemp(prefix="trace-report-", dir=report_folder())) / "transformer-trace.html"
         out.write_text(build_report(trace, cfg, look_of(look_v, False, scale_v)), encoding="utf-8")
         return str(out)
 
@@ -363,6 +365,29 @@ def build_display_section(cfg: ModelConfig, trace_state: gr.State) -> list:
     report_btn.click(make_report, [trace_state, look, large, scale], report_file, api_visibility="undocumented",
                      concurrency_id="draw")
     return [look, large, scale]
+
+
+def report_folder(max_age_s: float = APP_CACHE_CLEAN_S[1]) -> Path:
+    """Where HTML reports are written; reports older than ``max_age_s`` are deleted first, so a day of
+    lectures cannot fill the disk (Gradio's own copies go with ``delete_cache``)."""
+    folder = Path(os.environ.get("APP_REPORT_DIR") or Path(tempfile.gettempdir()) / "transformer-reports")
+    folder.mkdir(parents=True, exist_ok=True)
+    prune_old(folder, max_age_s)
+    return folder
+
+
+def prune_old(folder: Path, max_age_s: float) -> int:
+    """Delete the entries of `folder` last changed more than `max_age_s` ago; returns how many."""
+    import shutil
+    cutoff, removed = time.time() - max_age_s, 0
+    for entry in folder.iterdir():
+        try:
+            if entry.stat().st_mtime < cutoff:
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+                removed += 1
+        except OSError:   # another request removed it first
+            pass
+    return removed
 
 
 def translate_callback(translator: Translator):
@@ -403,8 +428,45 @@ def redraw_all(page: Page, tabs: list[TabView]):
     return draw_all, inputs, outputs
 
 
+def drawn_for(trace, *look) -> tuple:
+    """What the figures on screen were drawn from: this trace (by its text and run) and this look."""
+    return (trace.source.text, trace.seconds, len(trace.steps)) if trace is not None else None, look
+
+
+def redraw_visible(page: Page, tabs: list[TabView], visible: gr.State, drawn: gr.State):
+    """One callback that draws only the tab on screen (after Translate, a change of look, at page load);
+    ``drawn`` remembers what that tab was drawn from, and the others draw when opened (``draw_on_select``)."""
+    inputs = [page.trace, visible, *[c for tab in tabs for c in tab.controls], *page.look]
+    outputs = [drawn, *[o for tab in tabs for o in tab.outputs]]
+
+    @safe_view
+    def draw_visible(trace, current, *values):
+        *controls, look, large, scale = values
+        out, i = [], 0
+        for tab in tabs:
+            mine = controls[i:i + len(tab.controls)]
+            out += tab.draw(trace, *mine, look, large, scale) if tab.tab_id == current else [gr.skip()] * len(tab.outputs)
+            i += len(tab.controls)
+        return ((drawn_for(trace, look, large, scale), frozenset({current})), *out)
+    return draw_visible, inputs, outputs
+
+
+def draw_on_select(page: Page, tab: TabView, gr_tab: gr.Tab, visible: gr.State, drawn: gr.State) -> None:
+    """Opening a tab makes it the visible one and draws it, unless it is already drawn from this trace and look."""
+    @safe_view
+    def draw_if_stale(trace, drawn_v, *values):
+        now = drawn_for(trace, *values[-len(page.look):])
+        was, tab_ids = drawn_v or (None, frozenset())
+        if was == now and tab.tab_id in tab_ids:
+            return (tab.tab_id, gr.skip(), *[gr.skip()] * len(tab.outputs))
+        return (tab.tab_id, (now, (tab_ids if was == now else frozenset()) | {tab.tab_id}), *tab.draw(trace, *values))
+
+    gr_tab.select(draw_if_stale, [page.trace, drawn, *tab.controls, *page.look], [visible, drawn, *tab.outputs],
+                  api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
+
+
 def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY) -> gr.Blocks:
-    with gr.Blocks(title="Transformer, step by step: English → French") as demo:
+    with gr.Blocks(title="Transformer, step by step: English → French", delete_cache=APP_CACHE_CLEAN_S) as demo:
         trace_state = gr.State(None)   # this user's trace: every redraw reads it, none re-runs the model
         gr.Markdown(
             "# Transformer, step by step: English → French\n"
@@ -414,17 +476,23 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         text, go_btn, results = build_input_section()
         page = Page(translator.cfg, trace_state, build_display_section(translator.cfg, trace_state))
         tabs = []
+        visible = gr.State(TABS[0][1])     # the tab on this user's screen: the only one a Translate draws
+        drawn = gr.State(None)             # (what they were drawn from, the tabs drawn from it): see drawn_for
         with gr.Tabs():
             for title, tab_id, build in TABS:
-                with gr.Tab(title, id=tab_id):
+                with gr.Tab(title, id=tab_id) as gr_tab:
                     tabs.append(build(page))
-            with gr.Tab("About the model", id="about"):
+                tabs[-1].tab_id = tab_id
+                draw_on_select(page, tabs[-1], gr_tab, visible, drawn)
+            with gr.Tab("About the model", id="about") as about_tab:
                 build_about_tab(page, translator.model.num_parameters(), checkpoint)
+            about_tab.select(lambda: "about", None, visible, api_visibility="undocumented", queue=False)
 
-        draw_all, all_in, all_out = redraw_all(page, tabs)
+        draw_all, all_in, all_out = redraw_visible(page, tabs, visible, drawn)
         step = next(tab.step_slider for tab in tabs if tab.step_slider is not None)
         event = gr.on([go_btn.click, text.submit], translate_callback(translator), text, [trace_state, *results, step],
-                      api_name="translate", concurrency_id="model", concurrency_limit=concurrency)
+                      api_name="translate", concurrency_id="model",
+                      concurrency_limit=APP_TRANSLATE_WAITING if getattr(translator, "batcher", None) else concurrency)
         for tab in tabs:
             event = tab.after_translate(event) if tab.after_translate else event
         event.then(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
@@ -461,7 +529,8 @@ def main(argv=None) -> int:
         import torch
         torch.set_num_threads(args.torch_threads)
     try:
-        translator = Translator(args.checkpoint, args.device)
+        # Concurrent Translate requests wait in the batcher and are decoded together, `concurrency` batches at once.
+        translator = Translator(args.checkpoint, args.device, batch_workers=args.concurrency)
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -474,6 +543,7 @@ def main(argv=None) -> int:
     demo = build_demo(translator, Path(args.checkpoint), args.concurrency)
     demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=args.queue_size)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share, theme=gr.themes.Soft(),
+                max_threads=APP_MAX_THREADS,
                 css=CSS, js=JS, footer_links=["api", "gradio"], show_error=False)
     return 0
 

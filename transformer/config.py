@@ -83,7 +83,8 @@ PLAY_INTERVAL_S = 0.9       # seconds per step when the step-by-step view plays
 TRACE_CACHE_SIZE = 256      # finished traces kept in memory (same sentence, same settings: one model run)
 APP_MAX_BATCH = 16          # concurrent Translate requests decoded together in one batch, at most
 APP_BATCH_WINDOW_S = 0.0    # extra wait for more requests before a batch starts (0: take only those already waiting)
-APP_TRANSLATE_WAITING = 64  # Translate requests Gradio hands to the batcher at once (they wait there, not in its queue)
+APP_TRANSLATE_WAITING = 32  # Translate requests Gradio hands to the batcher at once (they wait there, not in its queue)
+APP_MAX_THREADS = 80        # Gradio's worker threads: room for the waiting translations and the redraws
 APP_CACHE_CLEAN_S = (600, 3600)   # every 10 min, delete files made for users (reports, Gradio's copies) older than 1 h
 
 # ------------------------------------------------------------------ the views
