@@ -8,6 +8,8 @@ figure with Plotly and checks that the skip still works).
 """
 from __future__ import annotations
 
+import copy
+import functools
 import html
 from typing import Optional, Sequence
 
@@ -23,6 +25,25 @@ DEFAULT_SCALE = "Viridis"   # perceptually uniform and readable by colour-blind 
 def _f32(z, decimals: int = 4) -> np.ndarray:
     """Rounded float32: Plotly sends numpy arrays as typed binary, so this halves the JSON."""
     return np.round(np.asarray(z, dtype=np.float64), decimals).astype(np.float32)
+
+
+GRID_UNITS = 1000   # the all-heads grid sends weights as whole thousandths (uint16): exact to 3 decimals, 2 bytes a cell
+
+
+def thousandths(z) -> np.ndarray:
+    """Weights in [0, 1] as whole thousandths, uint16: half the bytes of float32 in Plotly's typed-array JSON,
+    and the same 3 decimals a hover shows."""
+    return np.rint(np.clip(np.asarray(z, dtype=np.float64), 0.0, 1.0) * GRID_UNITS).astype(np.uint16)
+
+
+def grid_cells(z: np.ndarray, masked: Optional[np.ndarray], q: list, k: list) -> dict:
+    """A small multiple's cells for a heatmap trace: a (Tq, Tk) thousandths matrix with category labels; or,
+    with masked cells (causal attention), only the cells that were computed, as columns of query index,
+    key index and value (Plotly leaves the missing cells as gaps), so no float NaN is needed."""
+    if masked is None:
+        return dict(z=thousandths(z), x=k, y=q)
+    rows, cols = np.nonzero(~masked)
+    return dict(z=thousandths(z[rows, cols]), x=cols.astype(np.uint16), y=rows.astype(np.uint16))
 
 
 def esc(token: str) -> str:
@@ -102,7 +123,9 @@ def attention_grid(
     # Unique category names ("3 ▁the") keep repeated tokens apart and make hover text cheap.
     q = [f"{i} {t}" for i, t in enumerate(esc_all(query_labels))]
     k = [f"{j} {t}" for j, t in enumerate(esc_all(key_labels))]
-    zmax = float(np.nanmax(attn)) if shared_scale and attn.size else None
+    # Masked maps are sent as computed cells only, by index: the hover names positions, not pieces.
+    where = "%{y} → %{x}" if masked is None else "query %{y} → key %{x}"
+    zmax = float(thousandths(np.nanmax(attn))) if shared_scale and attn.size else None
     scale = COLORSCALES.get(colorscale, colorscale)
     gap_x, gap_y = 0.012, 0.04
     w = (1 - gap_x * (H - 1)) / H
@@ -112,12 +135,9 @@ def attention_grid(
     for l in range(L):
         for h in range(H):
             n = l * H + h + 1
-            z = attn[l, h].astype(np.float64)
-            if masked is not None:
-                z = np.where(masked, np.nan, z)
-            trace = dict(type="heatmap", z=_f32(z, 3), x=k, y=q, showscale=False, hoverongaps=False,
+            trace = dict(type="heatmap", **grid_cells(attn[l, h], masked, q, k), showscale=False, hoverongaps=False,
                          xaxis=f"x{n}", yaxis=f"y{n}",
-                         hovertemplate=f"layer {l + 1}, head {h + 1}<br>%{{y}} → %{{x}}<br>%{{z:.3f}}<extra></extra>")
+                         hovertemplate=f"layer {l + 1}, head {h + 1}<br>{where}<br>weight %{{z}}/{GRID_UNITS}<extra></extra>")
             if shared_scale:
                 trace["coloraxis"] = "coloraxis"
             else:
@@ -133,8 +153,11 @@ def attention_grid(
                                     font=dict(size=max(9, font_size - 2))))
     layout["annotations"] = annotations
     if shared_scale:
+        ticks = np.linspace(0, zmax, 5) if zmax else [0]
         layout["coloraxis"] = dict(colorscale=scale, cmin=0, cmax=zmax,
-                                   colorbar=dict(title=dict(text="weight"), thickness=12))
+                                   colorbar=dict(title=dict(text="weight"), thickness=12, tickmode="array",
+                                                 tickvals=[round(float(t)) for t in ticks],
+                                                 ticktext=[f"{t / GRID_UNITS:.2f}" for t in ticks]))
     return _fast_figure(data, layout, dark, font_size, int(150 * L + 90), title)
 
 
@@ -147,12 +170,25 @@ def figure_from_dicts(data: list, layout: dict) -> go.Figure:
 
 
 def _fast_figure(data: list, layout: dict, dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> go.Figure:
-    return figure_from_dicts(data, {**layout, **_style_dict(dark, font_size, height, title)})
+    types = tuple(sorted({d.get("type", "scatter") for d in data}))
+    return figure_from_dicts(data, {**layout, **_style_dict(dark, font_size, height, title, types)})
 
 
-def _style_dict(dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> dict:
+@functools.lru_cache(maxsize=64)
+def _template(dark: bool, trace_types: tuple) -> dict:
+    """Plotly's light or dark template with only the trace defaults this figure uses (the full one
+    sends defaults for ~40 trace types: ~4 KB more JSON in every figure, and draws the same)."""
     import plotly.io as pio   # at the first figure, not at import (bench/RESULTS.md, section 4: start-up)
-    out = dict(template=pio.templates["plotly_dark" if dark else "plotly_white"], font=dict(size=font_size),
+    full = pio.templates["plotly_dark" if dark else "plotly_white"].to_plotly_json()
+    return dict(layout=full["layout"], data={t: full["data"][t] for t in trace_types if t in full.get("data", {})})
+
+
+def _style_dict(dark: bool, font_size: int, height: Optional[int], title: Optional[str],
+                trace_types: Optional[tuple] = None) -> dict:
+    import plotly.io as pio
+    template = (copy.deepcopy(_template(dark, trace_types)) if trace_types is not None
+                else pio.templates["plotly_dark" if dark else "plotly_white"])
+    out = dict(template=template, font=dict(size=font_size),
                paper_bgcolor="rgba(0,0,0,0)", margin=dict(l=10, r=10, t=_top_margin(font_size, title), b=10))
     if title:
         out["title"] = dict(text=title, x=0.01, xanchor="left", font=dict(size=font_size + 1))
