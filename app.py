@@ -25,7 +25,7 @@ from typing import Callable, Optional
 import gradio as gr
 
 from transformer.config import (APP_CACHE_CLEAN_S, APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY,
-                                APP_MAX_THREADS, APP_TORCH_THREADS, APP_TRANSLATE_WAITING, PE_DEFAULT_DIMS, PLAY_INTERVAL_S,
+                                APP_MAX_THREADS, APP_REPORT_KEEP_S, APP_TORCH_THREADS, APP_TRANSLATE_WAITING, PE_DEFAULT_DIMS, PLAY_INTERVAL_S,
                                 TEXTBOX_MAX_CHARS, ModelConfig)
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from transformer.translator import Translator
@@ -367,13 +367,35 @@ def build_display_section(cfg: ModelConfig, trace_state: gr.State) -> list:
     return [look, large, scale]
 
 
-def report_folder(max_age_s: float = APP_CACHE_CLEAN_S[1]) -> Path:
-    """Where HTML reports are written; reports older than ``max_age_s`` are deleted first, so a day of
-    lectures cannot fill the disk (Gradio's own copies go with ``delete_cache``)."""
-    folder = Path(os.environ.get("APP_REPORT_DIR") or Path(tempfile.gettempdir()) / "transformer-reports")
+def report_folder() -> Path:
+    """Where HTML reports are written. Gradio copies each one into its cache when it is returned (and
+    deletes the copies on the ``delete_cache`` schedule), so ours are deleted here, before every new
+    report, once older than APP_REPORT_KEEP_S: a day of lectures cannot fill the disk."""
+    env = os.environ.get
+    folder = Path(env("APP_REPORT_DIR") or Path(tempfile.gettempdir()) / "transformer-reports")
     folder.mkdir(parents=True, exist_ok=True)
-    prune_old(folder, max_age_s)
+    prune_old(folder, float(env("APP_REPORT_KEEP_S", APP_REPORT_KEEP_S)))
     return folder
+
+
+def sweep_reports(every_s: float) -> None:
+    """Prune the report folder every `every_s` seconds too, so the last reports of a day go as well."""
+    import threading
+
+    def sweep():
+        while True:
+            time.sleep(every_s)
+            try:
+                report_folder()
+            except OSError:
+                log.exception("report sweep failed")
+    threading.Thread(target=sweep, name="report-sweep", daemon=True).start()
+
+
+def delete_cache_setting() -> tuple[int, int]:
+    """Gradio's delete_cache (frequency, age) in seconds: APP_CACHE_CLEAN_S, or APP_DELETE_CACHE="f,a"."""
+    value = os.environ.get("APP_DELETE_CACHE")
+    return tuple(int(v) for v in value.split(",")) if value else APP_CACHE_CLEAN_S
 
 
 def prune_old(folder: Path, max_age_s: float) -> int:
@@ -466,7 +488,7 @@ def draw_on_select(page: Page, tab: TabView, gr_tab: gr.Tab, visible: gr.State, 
 
 
 def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY) -> gr.Blocks:
-    with gr.Blocks(title="Transformer, step by step: English → French", delete_cache=APP_CACHE_CLEAN_S) as demo:
+    with gr.Blocks(title="Transformer, step by step: English → French", delete_cache=delete_cache_setting()) as demo:
         trace_state = gr.State(None)   # this user's trace: every redraw reads it, none re-runs the model
         gr.Markdown(
             "# Transformer, step by step: English → French\n"
@@ -541,6 +563,7 @@ def main(argv=None) -> int:
     translator.trace("Hello.")
     log.info("model loaded on %s in %.1fs", translator.device, time.perf_counter() - t0)
     demo = build_demo(translator, Path(args.checkpoint), args.concurrency)
+    sweep_reports(delete_cache_setting()[0])
     demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=args.queue_size)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share, theme=gr.themes.Soft(),
                 max_threads=APP_MAX_THREADS,
