@@ -511,6 +511,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
             about_tab.select(lambda: "about", None, visible, api_visibility="undocumented", queue=False)
 
         draw_all, all_in, all_out = redraw_visible(page, tabs, visible, drawn)
+        demo.perf_tabs = (page, tabs, visible, drawn)     # for bench/redraw_cost.py
         step = next(tab.step_slider for tab in tabs if tab.step_slider is not None)
         event = gr.on([go_btn.click, text.submit], translate_callback(translator), text, [trace_state, *results, step],
                       api_name="translate", concurrency_id="model",

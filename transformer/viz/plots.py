@@ -43,7 +43,8 @@ def grid_cells(z: np.ndarray, masked: Optional[np.ndarray], q: list, k: list) ->
     if masked is None:
         return dict(z=thousandths(z), x=k, y=q)
     rows, cols = np.nonzero(~masked)
-    return dict(z=thousandths(z[rows, cols]), x=cols.astype(np.uint16), y=rows.astype(np.uint16))
+    index = np.uint8 if max(masked.shape) <= 256 else np.uint16      # 1 byte an index for up to 256 positions
+    return dict(z=thousandths(z[rows, cols]), x=cols.astype(index), y=rows.astype(index))
 
 
 def esc(token: str) -> str:
