@@ -11,7 +11,7 @@ event's ``.then`` chain and the ``change`` events of every output whose value ch
 Scenarios (each action's latency is the whole chain a click starts, e.g. Translate → figures):
 - browser: open the page; then, until --duration: Translate the user's own sentence, Next 5 times,
   open the "Attention explorer" tab, change its layer, back to the first tab; --think s between actions.
-- lecture: everyone opens the page, then all submit the SAME sentence within one second, then each
+- lecture: everyone opens the page; once all are open, all submit the SAME sentence within one second, then each
   steps through it (Next until the end) with --think s between steps.
 - burst: everyone submits a different sentence at once, once (Translate only).
 Checks that every user saw their own translation and their own steps ("crossed" otherwise). Exit
@@ -306,14 +306,27 @@ async def run_users(url: str, scenario: str, users: int, expected: dict, load: L
         app = AppConfig(r.json())
         ids = Ids.of(app)
 
+        opened, all_open = [0], asyncio.Event()
+
+        def count_open() -> None:
+            opened[0] += 1
+            if opened[0] >= users:
+                all_open.set()
+
         async def one(u: int) -> None:
-            page = Page(http, url, app)
+            page, counted = Page(http, url, app), False
             try:
                 async with load.timed("open page"):
                     await page.open()
+                count_open()
+                counted = True
+                if scenario == "lecture":     # the room has the page open when the lecturer gives the sentence
+                    await all_open.wait()
                 await SCENARIOS[scenario](u, page, ids, expected, load)
             except Exception as e:  # noqa: BLE001
                 load.errors.append(f"user {u}: {type(e).__name__}: {e}")
+                if not counted:
+                    count_open()
             load.bytes += page.bytes
         t0 = time.time()
         await asyncio.gather(*(one(u) for u in range(users)))
