@@ -27,8 +27,8 @@ from typing import Callable, Optional
 
 import gradio as gr
 
-from transformer.config import (APP_CONCURRENCY, APP_LINK_CACHE, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY,
-                                APP_TORCH_THREADS, BEAM_DEFAULT, BEAM_MAX, MAX_INPUT_CHARS, PE_DEFAULT_DIMS, PLAY_INTERVAL_S, REPLAY_POINTS, TEXTBOX_MAX_CHARS,
+from transformer.config import (APP_CACHE_CLEAN_S, APP_CONCURRENCY, APP_LINK_CACHE, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY,
+                                APP_MAX_THREADS, APP_REPORT_KEEP_S, APP_TORCH_THREADS, APP_TRANSLATE_WAITING, BEAM_DEFAULT, BEAM_MAX, MAX_INPUT_CHARS, PE_DEFAULT_DIMS, PLAY_INTERVAL_S, REPLAY_POINTS, TEXTBOX_MAX_CHARS,
                                 ModelConfig)
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, REPLAY_FILE, CheckpointError
 from transformer.replay import Replay, load_replay
@@ -238,6 +238,7 @@ class TabView:
     after_translate: Optional[Callable] = None   # called with the Translate event, to chain what must follow
     step_slider: Optional[gr.Slider] = None      # the slider over decoding steps: Translate sets its range
     link: dict = field(default_factory=dict)      # URL key (step, kind, layer, head) -> its control
+    tab_id: str = ""                             # set by build_demo: the gr.Tab it lives in
 
     def inputs(self, page: Page) -> list:
         return [page.trace, *self.controls, *page.look]
@@ -896,13 +897,58 @@ def build_display_section(cfg: ModelConfig, trace_state: gr.State, look, large) 
         if trace is None:
             gr.Warning("Translate a sentence first; the report holds its figures.")
             return None
-        out = Path(tempfile.mkdtemp(prefix="trace-report-")) / report_filename(trace.source.text)
+        out = Path(tempfile.mkdtemp(prefix="trace-report-", dir=report_folder())) / report_filename(trace.source.text)
         out.write_text(build_report(trace, cfg, look_of(look_v, False, scale_v)), encoding="utf-8")
         return str(out)
 
     report_btn.click(make_report, [trace_state, look, large, scale], report_file, api_visibility="undocumented",
                      concurrency_id="draw")
     return [look, large, scale]
+
+
+def report_folder() -> Path:
+    """Where HTML reports are written. Gradio copies each one into its cache when it is returned (and
+    deletes the copies on the ``delete_cache`` schedule), so ours are deleted here, before every new
+    report, once older than APP_REPORT_KEEP_S: a day of lectures cannot fill the disk."""
+    env = os.environ.get
+    folder = Path(env("APP_REPORT_DIR") or Path(tempfile.gettempdir()) / "transformer-reports")
+    folder.mkdir(parents=True, exist_ok=True)
+    prune_old(folder, float(env("APP_REPORT_KEEP_S", APP_REPORT_KEEP_S)))
+    return folder
+
+
+def sweep_reports(every_s: float) -> None:
+    """Prune the report folder every `every_s` seconds too, so the last reports of a day go as well."""
+    import threading
+
+    def sweep():
+        while True:
+            time.sleep(every_s)
+            try:
+                report_folder()
+            except OSError:
+                log.exception("report sweep failed")
+    threading.Thread(target=sweep, name="report-sweep", daemon=True).start()
+
+
+def delete_cache_setting() -> tuple[int, int]:
+    """Gradio's delete_cache (frequency, age) in seconds: APP_CACHE_CLEAN_S, or APP_DELETE_CACHE="f,a"."""
+    value = os.environ.get("APP_DELETE_CACHE")
+    return tuple(int(v) for v in value.split(",")) if value else APP_CACHE_CLEAN_S
+
+
+def prune_old(folder: Path, max_age_s: float) -> int:
+    """Delete the entries of `folder` last changed more than `max_age_s` ago; returns how many."""
+    import shutil
+    cutoff, removed = time.time() - max_age_s, 0
+    for entry in folder.iterdir():
+        try:
+            if entry.stat().st_mtime < cutoff:
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+                removed += 1
+        except OSError:   # another request removed it first
+            pass
+    return removed
 
 
 def translate_callback(translator: Translator):
@@ -1037,14 +1083,15 @@ def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, lin
         None, link_box, link_box, js=COPY_LINK_JS, api_visibility="undocumented", queue=False)
 
 
-def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab: gr.State):
-    """Every tab (a tab's select event records which one is on screen, for the link)."""
+def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab: gr.State, drawn: gr.State):
+    """Every tab; opening one records it as the tab on screen (for the link and the redraws) and draws it."""
     tabs = []
     with gr.Tabs(selected=DEFAULT_TAB, overflow_behavior="wrap", elem_id="tabs") as tabs_box:
         for title, tab_id, build in TABS:
-            with gr.Tab(title, id=tab_id) as tab:
+            with gr.Tab(title, id=tab_id) as gr_tab:
                 tabs.append(build(page))
-            tab.select(lambda tab_id=tab_id: tab_id, None, current_tab, api_visibility="undocumented", queue=False)
+            tabs[-1].tab_id = tab_id
+            draw_on_select(page, tabs[-1], gr_tab, current_tab, drawn)
         with gr.Tab("About the model", id="about") as tab:
             build_about_tab(page, translator.model.num_parameters(), checkpoint)
         tab.select(lambda: "about", None, current_tab, api_visibility="undocumented", queue=False)
@@ -1052,21 +1099,24 @@ def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab
 
 
 def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY) -> gr.Blocks:
-    with gr.Blocks(title="Transformer, step by step: English → French") as demo:
+    with gr.Blocks(title="Transformer, step by step: English → French", delete_cache=delete_cache_setting()) as demo:
         trace_state = gr.State(None)   # this user's trace: every redraw reads it, none re-runs the model
-        current_tab = gr.State(DEFAULT_TAB)
+        current_tab = gr.State(DEFAULT_TAB)   # the tab on this user's screen: the only one a Translate draws
+        drawn = gr.State(None)                # (what they were drawn from, the tabs drawn from it): see drawn_for
         look, large, example = build_header()
         text, go_btn, results, (link_btn, link_box), look = build_input_section(
             lambda: build_display_section(translator.cfg, trace_state, look, large))
         picker = gr.Dropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
         page = Page(translator.cfg, trace_state, look, replay_of(checkpoint), translator, english=text,
                     original=gr.State(None), text=text, french=results[0], pieces=results[2])
-        tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab)
+        tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab, drawn)
 
-        draw_all, all_in, all_out = redraw_all(page, tabs)
+        draw_all, all_in, all_out = redraw_visible(page, tabs, current_tab, drawn)
+        demo.perf_tabs = (page, tabs, current_tab, drawn)     # for bench/redraw_cost.py
         step = next(tab.step_slider for tab in tabs if tab.step_slider is not None)
         translated = [trace_state, *results, step]
-        model = dict(concurrency_id="model", concurrency_limit=concurrency)
+        model = dict(concurrency_id="model",   # with the batcher, waiting requests are decoded together
+                     concurrency_limit=APP_TRANSLATE_WAITING if getattr(translator, "batcher", None) else concurrency)
 
         def then_redraw(event):
             for tab in tabs:
@@ -1120,7 +1170,8 @@ def main(argv=None) -> int:
         import torch
         torch.set_num_threads(args.torch_threads)
     try:
-        translator = Translator(args.checkpoint, args.device)
+        # Concurrent Translate requests wait in the batcher and are decoded together, `concurrency` batches at once.
+        translator = Translator(args.checkpoint, args.device, batch_workers=args.concurrency)
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -1131,8 +1182,10 @@ def main(argv=None) -> int:
     translator.trace("Hello.")
     log.info("model loaded on %s in %.1fs", translator.device, time.perf_counter() - t0)
     demo = build_demo(translator, Path(args.checkpoint), args.concurrency)
+    sweep_reports(delete_cache_setting()[0])
     demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=args.queue_size)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share, theme=gr.themes.Soft(),
+                max_threads=APP_MAX_THREADS,
                 css=CSS, js=JS, footer_links=["api", "gradio"], show_error=False)
     return 0
 

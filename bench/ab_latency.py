@@ -38,6 +38,7 @@ def load_version(root: Path):
     sys.path.insert(0, str(root))
     try:
         tr = importlib.import_module(f"{PACKAGE}.translator").Translator(None, "cpu")
+        tr.cache = None      # time the model run, not the trace cache (versions without one ignore this)
         for name in ("model.decoding", "decoding"):          # the layout after and before issue 15
             try:
                 decoding = importlib.import_module(f"{PACKAGE}.{name}")

@@ -1,22 +1,35 @@
-"""Load test: N simulated users drive the app through gradio_client at once.
+"""Load test that does what a browser does: N simulated users, raw HTTP + SSE, in one light process.
 
-``python bench/load_test.py [--users 16] [--duration 60]`` starts app.py on 127.0.0.1 (or uses
---url), then each user, in its own session, translates its own sentences and moves the step
-slider, for a bounded time. Reports requests, errors, p50/p95/max latency, and checks that
-every user got the translation of their own sentence (no crossed results). Exit code 1 if
-any request failed or any result was crossed.
+``python bench/load_test.py [--scenario browser|lecture|burst] [--users 16] [--duration 60] [--think 5]``
+starts app.py on 127.0.0.1 (or uses --url). Each user is a page of its own (a session hash),
+driven like Gradio's frontend drives it (bench/record_browser.py records a real browser's requests;
+bench/browser_requests_*.json): it reads ``/config``, keeps every component's value, sends an
+event's inputs to ``/gradio_api/queue/join`` (or ``/run/predict`` for unqueued events) and reads
+the answer from the SSE stream ``/queue/data``, then runs what the browser runs next: the
+event's ``.then`` chain and the ``change`` events of every output whose value changed.
+
+Scenarios (each action's latency is the whole chain a click starts, e.g. Translate → figures):
+- browser: open the page; then, until --duration: Translate the user's own sentence, Next 5 times,
+  open the "Attention explorer" tab, change its layer, back to the first tab; --think s between actions.
+- lecture: everyone opens the page; once all are open, all submit the SAME sentence within one second, then each
+  steps through it (Next until the end) with --think s between steps.
+- burst: everyone submits a different sentence at once, once (Translate only).
+Checks that every user saw their own translation and their own steps ("crossed" otherwise). Exit
+code 1 on any error or crossed result. Prints p50/p95/max per action and the load generator's CPU.
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import html
 import itertools
 import json
 import random
+import resource
 import statistics
 import sys
-import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +44,8 @@ SUBJECTS = ["My sister", "The teacher", "Our neighbour", "A young boy", "The old
 VERBS = ["is reading", "bought", "is cooking", "found", "likes", "is painting", "forgot", "is carrying"]
 OBJECTS = ["a red book", "the small table", "some fresh bread", "a blue umbrella", "the heavy box", "a long letter",
            "an old map", "the new bicycle"]
+LECTURE_SENTENCE = "The students are listening to the teacher in the big room."
+NEXT_STEPS = 5
 
 
 def user_sentences(user: int, n: int = 6) -> list[str]:
@@ -42,81 +57,294 @@ def user_sentences(user: int, n: int = 6) -> list[str]:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scenario", choices=["browser", "lecture", "burst"], default="browser")
     p.add_argument("--users", type=int, default=16)
-    p.add_argument("--duration", type=float, default=60.0, help="seconds of load")
+    p.add_argument("--duration", type=float, default=60.0, help="seconds of load (browser scenario)")
+    p.add_argument("--think", type=float, default=5.0, help="seconds a user waits between actions (randomised ±50%%)")
     p.add_argument("--url", default=None, help="an app already running (default: start one here)")
     p.add_argument("--concurrency", type=int, default=APP_CONCURRENCY, help="app's --concurrency when started here")
-    p.add_argument("--think", type=float, default=0.0, help="seconds a user waits between actions")
+    p.add_argument("--app-args", default="", help="more arguments for app.py when started here")
     p.add_argument("--json", action="store_true", help="print the result as one JSON line too")
     return p.parse_args(argv)
 
 
+# ---------------------------------------------------------------- one page, as Gradio's frontend drives it
+class AppConfig:
+    """The app's /config: components (by id, with their starting values) and dependencies (events)."""
+
+    def __init__(self, cfg: dict) -> None:
+        self.prefix = cfg.get("api_prefix", "/gradio_api")
+        self.components = {c["id"]: c for c in cfg["components"]}
+        self.deps = cfg["dependencies"]
+
+    def find(self, **props) -> int:
+        """The id of the first component whose props include all of `props` (elem_id, label, id)."""
+        for cid, c in self.components.items():
+            if all(c.get("props", {}).get(k) == v for k, v in props.items()):
+                return cid
+        raise KeyError(f"no component with {props}")
+
+    def deps_of(self, target, event: str) -> list[int]:
+        return [i for i, d in enumerate(self.deps) if [target, event] in [list(t) for t in d["targets"]]]
+
+    def chained_after(self, i: int) -> list[int]:
+        return [j for j, d in enumerate(self.deps) if d.get("trigger_after") == i]
+
+    def is_state(self, cid: int) -> bool:
+        return self.components.get(cid, {}).get("type") == "state"
+
+
+class Page:
+    """One user's page: its session, component values, and the events it sends."""
+
+    def __init__(self, http, base: str, app: AppConfig) -> None:
+        self.http, self.base, self.app = http, base.rstrip("/"), app
+        self.session = uuid.uuid4().hex[:11]
+        self.values = {cid: c.get("props", {}).get("value") for cid, c in app.components.items()}
+        self.bytes = 0
+
+    async def open(self) -> None:
+        """GET / and /config, then what the page runs when it loads (load events, the first tab's select)."""
+        for path in ("/", "/config"):
+            r = await self.http.get(self.base + path)
+            r.raise_for_status()
+            self.bytes += len(r.content)
+        first_tab = next(cid for cid, c in self.app.components.items() if c["type"] == "tabitem")
+        await self.fire(None, "load")
+        await self.fire(first_tab, "select")
+
+    async def fire(self, target, event: str) -> None:
+        if event == "load":
+            deps = [i for i, d in enumerate(self.app.deps) if any(t[1] == "load" for t in d["targets"])]
+        else:
+            deps = self.app.deps_of(target, event)
+        for i in deps:
+            await self.run(i)
+
+    async def set_and_change(self, cid: int, value) -> None:
+        """The user changes a control: its value, then its change events."""
+        if self.values.get(cid) != value:
+            self.values[cid] = value
+            await self.fire(cid, "change")
+
+    async def run(self, i: int) -> None:
+        dep = self.app.deps[i]
+        if dep.get("js") and not dep.get("backend_fn", True):
+            return                                   # runs in the browser only
+        data = [None if self.app.is_state(c) else self.values.get(c) for c in dep["inputs"]]
+        out = await (self.queued(i, data) if dep.get("queue", True) else self.direct(i, data))
+        changed = self.apply(dep["outputs"], out)
+        for j in self.app.chained_after(i):
+            await self.run(j)
+        for cid in changed:
+            await self.fire(cid, "change")
+
+    def apply(self, outputs: list[int], data: list) -> list[int]:
+        changed = []
+        for cid, val in zip(outputs, data):
+            if self.app.is_state(cid):
+                continue
+            if isinstance(val, dict) and val.get("__type__") == "update":
+                if "value" not in val:
+                    continue
+                val = val["value"]
+            if self.values.get(cid) != val:
+                self.values[cid] = val
+                changed.append(cid)
+        return changed
+
+    def body(self, i: int, data: list) -> dict:
+        return {"data": data, "event_data": None, "fn_index": i, "trigger_id": None, "session_hash": self.session}
+
+    async def direct(self, i: int, data: list) -> list:
+        r = await self.http.post(f"{self.base}{self.app.prefix}/run/predict", json=self.body(i, data))
+        r.raise_for_status()
+        self.bytes += len(r.content)
+        return r.json()["data"]
+
+    async def queued(self, i: int, data: list) -> list:
+        r = await self.http.post(f"{self.base}{self.app.prefix}/queue/join", json=self.body(i, data))
+        r.raise_for_status()
+        event_id = r.json()["event_id"]
+        url = f"{self.base}{self.app.prefix}/queue/data?session_hash={self.session}"
+        async with self.http.stream("GET", url) as stream:
+            async for line in stream.aiter_lines():
+                self.bytes += len(line) + 1
+                if not line.startswith("data:"):
+                    continue
+                msg = json.loads(line[5:])
+                if msg.get("event_id") not in (None, event_id):
+                    continue
+                if msg.get("msg") == "process_completed":
+                    if not msg.get("success"):
+                        raise RuntimeError(f"fn {i} failed: {msg.get('output', {}).get('error')}")
+                    return msg["output"]["data"]
+                if msg.get("msg") in ("unexpected_error", "close_stream") and msg.get("event_id", event_id) == event_id:
+                    raise RuntimeError(f"fn {i}: {msg}")
+        raise RuntimeError(f"fn {i}: the stream ended without a result")
+
+
+# ---------------------------------------------------------------- users and what they check
 @dataclass
 class Load:
-    """What the users measured and saw, shared between their threads."""
-
-    stop_at: float
     think: float
-    latency: dict = field(default_factory=lambda: {"translate": [], "slider": []})
+    stop_at: float = 0.0
+    latency: dict = field(default_factory=dict)
     errors: list = field(default_factory=list)
     crossed: list = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    timed_out: int = 0       # translations the app cut at its time limit (a busy machine, not a crossed result)
+    bytes: int = 0
 
-    def record(self, items: list, item) -> None:
-        with self.lock:
-            items.append(item)
+    def timed(self, name: str):
+        load = self
+
+        class Timer:
+            async def __aenter__(self):
+                self.t0 = time.perf_counter()
+
+            async def __aexit__(self, *exc):
+                if exc[0] is None:
+                    load.latency.setdefault(name, []).append(time.perf_counter() - self.t0)
+        return Timer()
+
+    async def pause(self) -> None:
+        if self.think > 0:
+            await asyncio.sleep(self.think * random.uniform(0.5, 1.5))
 
 
-def timed(load: Load, name: str, call):
-    """call(), its latency recorded under `name`; then the user thinks."""
-    t0 = time.perf_counter()
-    out = call()
-    load.record(load.latency[name], time.perf_counter() - t0)
-    time.sleep(load.think)
-    return out
+@dataclass
+class Ids:
+    """The components a user touches, found in /config by elem_id, label and tab id."""
+
+    text: int
+    go: int
+    french: int
+    next: int
+    step_info: int
+    first_tab: int
+    run_info: int
+    explorer_tab: int
+    explorer_layer: int
+
+    @classmethod
+    def of(cls, app: AppConfig) -> "Ids":
+        tabs = [cid for cid, c in app.components.items() if c["type"] == "tabitem"]
+        explorer = app.find(id="explorer")
+        layer = next(cid for cid, c in app.components.items() if c["type"] == "slider"
+                     and c["props"].get("label") == "Layer" and cid > explorer)
+        return cls(app.find(elem_id="src-text"), app.find(elem_id="translate-btn"), app.find(elem_id="fr-text"),
+                   app.find(elem_id="next-step"), app.find(elem_id="step-info"), tabs[0],
+                   app.find(elem_id="run-info"), explorer, layer)
 
 
-def user(u: int, client, sentences: list[str], expected: dict, load: Load) -> None:
-    """One user: translate their own sentences in turn, move the step slider three times after each,
-    and check that they got their own translation and their own trace."""
+def check_own(u: int, page: Page, ids: Ids, text: str, expected: dict, load: Load, step: int | None = None) -> None:
+    """The user's page shows the translation of their own sentence (and, at a step, their own French so far)."""
+    french, steps = expected[text]
+    if "time limit" in str(page.values.get(ids.run_info)):
+        load.timed_out += step in (None, 1)
+        return
+    if page.values.get(ids.french) != french:
+        load.crossed.append(f"user {u}: {text!r} -> {page.values.get(ids.french)!r}, expected {french!r}")
+    if step is not None:
+        info = page.values.get(ids.step_info) or ""
+        want = f"Step {step} of {len(steps)}"
+        so_far = html.escape(steps[step - 1])
+        if want not in info or f"French so far: <b>{so_far}</b>" not in info:
+            load.crossed.append(f"user {u}: step {step} of {text!r} shows another trace")
+
+
+async def translate_and_step(u: int, page: Page, ids: Ids, text: str, expected: dict, load: Load, n_next: int) -> None:
+    page.values[ids.text] = text
+    async with load.timed("translate"):
+        await page.fire(ids.go, "click")
+    check_own(u, page, ids, text, expected, load, 1)
+    for k in range(min(n_next, len(expected[text][1]) - 1)):
+        await load.pause()
+        async with load.timed("next step"):
+            await page.fire(ids.next, "click")
+        check_own(u, page, ids, text, expected, load, k + 2)
+
+
+async def browser_user(u: int, page: Page, ids: Ids, expected: dict, load: Load) -> None:
+    sentences = user_sentences(u)
     for i in itertools.count():
         if time.time() >= load.stop_at:
             return
-        text = sentences[i % len(sentences)]
-        try:
-            french, info, pieces, slider = timed(load, "translate", lambda: client.predict(text, api_name="/translate"))
-            if french != expected[text]:
-                load.record(load.crossed, f"user {u}: {text!r} -> {french!r}, expected {expected[text]!r}")
-            last = slider["maximum"] if isinstance(slider, dict) else 2
-            for step in (2, 3, last):
-                step_html, _, _ = timed(load, "slider", lambda: client.predict(
-                    step, 3, "mean over heads", "Light", False, "Viridis", api_name="/step_view"))
-            # the last step's "French so far" must be this user's own translation
-            if step_html and html.escape(french.split()[0]) not in step_html:
-                load.record(load.crossed, f"user {u}: slider showed another trace for {text!r}")
-        except Exception as e:  # noqa: BLE001
-            load.record(load.errors, f"user {u}: {e!r}")
+        if i:
+            await page.fire(ids.first_tab, "select")
+        await translate_and_step(u, page, ids, sentences[i % len(sentences)], expected, load, NEXT_STEPS)
+        await load.pause()
+        async with load.timed("open tab"):
+            await page.fire(ids.explorer_tab, "select")
+        await load.pause()
+        async with load.timed("change layer"):
+            await page.set_and_change(ids.explorer_layer, 2 if page.values.get(ids.explorer_layer) == 1 else 1)
+        await load.pause()
 
 
-def run_users(url: str, sentences: dict, expected: dict, load: Load) -> float:
-    """Every user in a thread of their own, each with their own session; returns the wall time."""
-    from gradio_client import Client
+async def lecture_user(u: int, page: Page, ids: Ids, expected: dict, load: Load) -> None:
+    await asyncio.sleep(random.uniform(0, 1.0))           # the room types the same sentence within a second
+    await translate_and_step(u, page, ids, LECTURE_SENTENCE, expected, load, 10 ** 6)
 
-    def session(u: int) -> None:
-        try:
-            client = Client(url, verbose=False)
-        except Exception as e:  # noqa: BLE001
-            load.record(load.errors, f"user {u}: connect: {e!r}")
-            return
-        user(u, client, sentences[u], expected, load)
 
-    threads = [threading.Thread(target=session, args=(u,)) for u in sentences]
-    t_start = time.time()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return time.time() - t_start
+async def burst_user(u: int, page: Page, ids: Ids, expected: dict, load: Load) -> None:
+    text = user_sentences(u)[0]
+    page.values[ids.text] = text
+    async with load.timed("translate"):
+        await page.fire(ids.go, "click")
+    check_own(u, page, ids, text, expected, load)
+
+
+SCENARIOS = {"browser": browser_user, "lecture": lecture_user, "burst": burst_user}
+
+
+async def run_users(url: str, scenario: str, users: int, expected: dict, load: Load) -> float:
+    import httpx
+    limits = httpx.Limits(max_connections=4 * users + 10, max_keepalive_connections=2 * users + 10)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(120.0), limits=limits) as http:
+        r = await http.get(url.rstrip("/") + "/config")
+        app = AppConfig(r.json())
+        ids = Ids.of(app)
+
+        opened, all_open = [0], asyncio.Event()
+
+        def count_open() -> None:
+            opened[0] += 1
+            if opened[0] >= users:
+                all_open.set()
+
+        async def one(u: int) -> None:
+            page, counted = Page(http, url, app), False
+            try:
+                async with load.timed("open page"):
+                    await page.open()
+                count_open()
+                counted = True
+                if scenario == "lecture":     # the room has the page open when the lecturer gives the sentence
+                    await all_open.wait()
+                await SCENARIOS[scenario](u, page, ids, expected, load)
+            except Exception as e:  # noqa: BLE001
+                load.errors.append(f"user {u}: {type(e).__name__}: {e}")
+                if not counted:
+                    count_open()
+            load.bytes += page.bytes
+        t0 = time.time()
+        await asyncio.gather(*(one(u) for u in range(users)))
+        return time.time() - t0
+
+
+def expected_results(scenario: str, users: int) -> dict:
+    """text -> (French, French so far at every step), from the same model and greedy path."""
+    from transformer.io.tokenizer import detokenize
+    from transformer.translator import Translator
+    tr = Translator(None, "cpu")
+    per_user = {"lecture": 0, "burst": 1, "browser": len(user_sentences(0))}[scenario]   # the sentences each user sends
+    texts = {LECTURE_SENTENCE} if scenario == "lecture" else {s for u in range(users) for s in user_sentences(u)[:per_user]}
+    out = {}
+    for t in texts:
+        trace = tr.trace(t, deadline_s=None)      # never cut by the time limit, however busy the machine
+        out[t] = (trace.translation, [detokenize(trace.tgt_pieces[:k]) for k in range(1, len(trace.steps) + 1)])
+    return out
 
 
 def stats(xs) -> dict:
@@ -127,38 +355,48 @@ def stats(xs) -> dict:
                 p95_ms=round(1000 * xs[min(len(xs) - 1, int(0.95 * len(xs)))]), max_ms=round(1000 * xs[-1]))
 
 
-def summary(args, load: Load, wall: float) -> dict:
-    every = load.latency["translate"] + load.latency["slider"]
-    result = dict(users=args.users, think_s=args.think, duration_s=round(wall, 1), requests=len(every),
-                  errors=len(load.errors), crossed=len(load.crossed), all=stats(every),
-                  translate=stats(load.latency["translate"]), slider=stats(load.latency["slider"]),
-                  requests_per_s=round(len(every) / wall, 1))
-    print(f"users {args.users}, {wall:.0f} s: {result['requests']} requests ({result['requests_per_s']}/s), "
-          f"{len(load.errors)} errors, {len(load.crossed)} crossed results")
-    for k in ("all", "translate", "slider"):
-        s = result[k]
+def summary(args, load: Load, wall: float, cpu_s: float, rss_mb) -> dict:
+    every = [x for name, xs in load.latency.items() if name != "open page" for x in xs]
+    result = dict(scenario=args.scenario, users=args.users, think_s=args.think, duration_s=round(wall, 1),
+                  actions=len(every), errors=len(load.errors), crossed=len(load.crossed),
+                  timed_out=load.timed_out, all=stats(every),
+                  per_action={k: stats(v) for k, v in load.latency.items()}, received_mb=round(load.bytes / 2**20, 2),
+                  load_generator_cpu_s=round(cpu_s, 1), app_rss_mb=rss_mb)
+    print(f"{args.scenario}: {args.users} users, {wall:.0f} s: {len(every)} actions, {len(load.errors)} errors, "
+          f"{len(load.crossed)} crossed, {load.timed_out} cut at the time limit; received {result['received_mb']} MB; load generator CPU {cpu_s:.1f} s"
+          + (f"; app RSS {rss_mb:.0f} MB" if rss_mb else ""))
+    for k, s in [("all", result["all"]), *result["per_action"].items()]:
         if s["n"]:
-            print(f"  {k:9} n={s['n']:5}  p50 {s['p50_ms']:6} ms  p95 {s['p95_ms']:6} ms  max {s['max_ms']:6} ms")
+            print(f"  {k:13} n={s['n']:5}  p50 {s['p50_ms']:6} ms  p95 {s['p95_ms']:6} ms  max {s['max_ms']:6} ms")
     for line in (load.errors + load.crossed)[:10]:
         print("  !", line)
     return result
 
 
+def app_rss_mb(proc):
+    try:
+        import psutil
+        return psutil.Process(proc.pid).memory_info().rss / 2**20 if proc is not None else None
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from transformer.translator import Translator
-    expected_model = Translator(None, "cpu")      # same model, same greedy path: the expected outputs
-    sentences = {u: user_sentences(u) for u in range(args.users)}
-    expected = {s: expected_model.trace(s).translation for ss in sentences.values() for s in ss}
-
-    proc, url = (None, args.url) if args.url else start_app(["--concurrency", str(args.concurrency)])
-    load = Load(stop_at=time.time() + args.duration, think=args.think)
+    expected = expected_results(args.scenario, args.users)
+    extra = ["--concurrency", str(args.concurrency), *args.app_args.split()]
+    proc, url = (None, args.url) if args.url else start_app(extra)
+    load = Load(think=args.think, stop_at=time.time() + args.duration)
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     try:
-        wall = run_users(url, sentences, expected, load)
+        wall = asyncio.run(run_users(url, args.scenario, args.users, expected, load))
+        rss = app_rss_mb(proc)
     finally:
         if proc is not None:
             stop_app(proc)
-    result = summary(args, load, wall)
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
+    result = summary(args, load, wall, cpu, rss)
     if args.json:
         print(json.dumps(result))
     return 0 if not load.errors and not load.crossed else 1

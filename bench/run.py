@@ -224,6 +224,7 @@ def bench_redraw(tr: Translator, reps: int) -> list[dict]:
         "explorer: rollout": lambda: [views.explorer_figure(trace, "cross", 3, "mean", "rollout", True, lk)],
         "explorer: all-heads grid (encoder)": lambda: [views.grid_figure(trace, "encoder", True, lk)],
         "explorer: all-heads grid (cross)": lambda: [views.grid_figure(trace, "cross", True, lk)],
+        "explorer: all-heads grid (decoder)": lambda: [views.grid_figure(trace, "decoder", True, lk)],
         "head summary": lambda: [views.summary_view(trace, "cross", lk)[0]],
         "positional encoding (3 figures)": lambda: list(views.positional_views(trace, tr.cfg.d_model, [0, 1, 8, 9], lk)),
         "inside one head (2 figures)": lambda: list(views.inside_view(trace, "decoder", 2, "4", 3, False, lk)[:2]),
@@ -263,7 +264,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     reps = 5 if args.quick else args.reps
     torch.set_num_threads(args.threads)
-    tr = Translator(None, args.device)
+    tr = Translator(None, args.device, cache_size=0)     # time the model, not the trace cache
     out = {"machine": machine()}
     print(f"# Benchmarks\nmachine: {out['machine']}\n")
 

@@ -89,7 +89,7 @@ def test_masked_cells_are_empty():
 def test_grid_has_every_layer_and_head_and_shared_scale():
     a = rand_attn(3, 8, 5, 6)
     fig = validated(plots.attention_grid(a, list("abcde"), list("uvwxyz"), shared_scale=True))
-    assert len(fig.data) == 24 and fig.layout.coloraxis.cmax == pytest.approx(a.max())
+    assert len(fig.data) == 24 and fig.layout.coloraxis.cmax == round(1000 * a.max())
     fig = validated(plots.attention_grid(a, list("abcde"), list("uvwxyz"), shared_scale=False))
     assert all(t.coloraxis is None for t in fig.data)
 
@@ -368,3 +368,41 @@ def test_a_long_prefix_shows_its_end_and_keeps_the_whole_on_hover():
     out = views.prefix_chips(prefix, shown=12)
     assert out.count('class="piece tgt"') == 12 and "… 18 earlier" in out and 'title="▁w0 ▁w1' in out
     assert views.prefix_chips([]) == "<i>(nothing yet)</i>"
+
+
+def typed(v) -> np.ndarray:
+    """An array as the browser gets it: Plotly's typed-array JSON ({dtype, bdata, shape}) decoded."""
+    import base64
+    if isinstance(v, dict):
+        arr = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+        return arr.reshape([int(n) for n in str(v["shape"]).split(",")]) if "shape" in v else arr
+    return np.asarray(v)
+
+
+def test_grid_sends_exact_thousandths_in_two_bytes_a_cell():
+    import json
+    a = rand_attn(2, 3, 7, 9, seed=4)
+    fig = json.loads(plots.attention_grid(a, list("abcdefg"), list("uvwxyzpqr")).to_json())
+    for n, tr in enumerate(fig["data"]):
+        z = typed(tr["z"])
+        assert z.dtype == np.uint16 and tr["z"]["dtype"] == "u2"
+        np.testing.assert_array_equal(z / 1000, np.round(a[n // 3, n % 3], 3))   # what the hover shows, /1000
+        assert "%{z}/1000" in tr["hovertemplate"]
+
+
+def test_masked_grid_sends_only_computed_cells():
+    import json
+    a = rand_attn(1, 2, 6, 6, causal=True, seed=5)
+    masked = ~np.tril(np.ones((6, 6), bool))
+    fig = json.loads(plots.attention_grid(a, list("abcdef"), list("abcdef"), masked=masked).to_json())
+    for h, tr in enumerate(fig["data"]):
+        x, y, z = typed(tr["x"]), typed(tr["y"]), typed(tr["z"])
+        assert len(z) == 21 and (x <= y).all()                        # the lower triangle only
+        np.testing.assert_array_equal(z / 1000, np.round(a[0, h][y, x], 3))
+
+
+def test_templates_are_trimmed_but_keep_the_look():
+    import json
+    f = json.loads(plots.topk_bar(["a"], [1.0], dark=True).to_json())
+    assert set(f["layout"]["template"]["data"]) <= {"bar"}
+    assert f["layout"]["template"]["layout"] == pio.templates["plotly_dark"].to_plotly_json()["layout"]

@@ -87,6 +87,13 @@ APP_PORT = 7860
 APP_LINK_CACHE = 64         # translations kept for links opened at page load (a class opening one link translates once)
 TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
 PLAY_INTERVAL_S = 0.9       # seconds per step when the step-by-step view plays
+TRACE_CACHE_SIZE = 256      # finished traces kept in memory (same sentence, same settings: one model run)
+APP_MAX_BATCH = 16          # concurrent Translate requests decoded together in one batch, at most
+APP_BATCH_WINDOW_S = 0.0    # extra wait for more requests before a batch starts (0: take only those already waiting)
+APP_TRANSLATE_WAITING = 32  # Translate requests Gradio hands to the batcher at once (they wait there, not in its queue)
+APP_MAX_THREADS = 80        # Gradio's worker threads: room for the waiting translations and the redraws
+APP_CACHE_CLEAN_S = (300, 1800)   # Gradio's delete_cache: every 5 min, delete its copies of users' files older than 30 min
+APP_REPORT_KEEP_S = 120     # our own report files are deleted this long after (Gradio serves its copy)
 
 # ------------------------------------------------------------------ the views
 PE_MIN_POSITIONS = 64       # the positional-encoding view shows at least this many positions

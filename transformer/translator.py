@@ -5,21 +5,24 @@ cleaned and cut to the limits (``config.py``), cut into pieces by the tokenizer,
 """
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 from pathlib import Path
 from typing import Optional, Sequence
 
 import torch
 
-from .config import (BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_BATCH_SENTENCES, MAX_FORCED_PIECES, MAX_INPUT_CHARS,
-                     MAX_SOURCE_PIECES, TOP_K, TRACE_DEADLINE_S)
-from .io.checkpoint import load_checkpoint, load_piece_counts, resolve_device
+from .batcher import MicroBatcher
+from .config import (APP_BATCH_WINDOW_S, APP_MAX_BATCH, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_BATCH_SENTENCES,
+                     MAX_FORCED_PIECES, MAX_INPUT_CHARS, MAX_SOURCE_PIECES, TOP_K, TRACE_CACHE_SIZE, TRACE_DEADLINE_S)
+from .io.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS_FILE, load_checkpoint, load_piece_counts, resolve_device
 from .io.tokenizer import UNK_PIECE, WORD_MARKER, Tokenizer
-from .model.decoding import greedy_decode, pad_batch, trace_greedy
+from .model.decoding import greedy_decode, pad_batch, trace_greedy, trace_greedy_batch
 from .model.optimize import optimize_for_inference
 from .model.search import beam_search, branch, forced_pass
 from .steering import BeamResult, ForcedResult
 from .trace import Source, TranslationTrace
+from .trace_cache import TraceCache, TraceKey
 
 
 def clean_text(text: str) -> str:
@@ -55,12 +58,23 @@ def translate_batch(model, tokenizer: Tokenizer, texts: Sequence[str], batch_tok
     return out
 
 
+def checkpoint_identity(checkpoint: Optional[str | Path], device) -> tuple:
+    """Which weights a trace came from: the folder, its weights file's size and time, the device."""
+    folder = Path(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT
+    st = (folder / WEIGHTS_FILE).stat()
+    return str(folder.resolve()), st.st_size, st.st_mtime_ns, str(device)
+
+
 class Translator:
     """A loaded model and tokenizer on one device, prepared for inference (``optimize_for_inference``).
-    Read-only after loading: safe to share between threads, since every call keeps its state in
-    local variables."""
+    The model is read-only after loading: safe to share between threads, since every call keeps its
+    state in local variables. ``trace`` keeps finished traces in a bounded cache (``trace_cache.py``;
+    ``cache_size=0`` turns it off) and, with ``batch_workers`` > 0, decodes concurrent requests
+    together (``batcher.py``)."""
 
-    def __init__(self, checkpoint: Optional[str | Path] = None, device: str = "auto") -> None:
+    def __init__(self, checkpoint: Optional[str | Path] = None, device: str = "auto",
+                 cache_size: int = TRACE_CACHE_SIZE, batch_workers: int = 0, max_batch: int = APP_MAX_BATCH,
+                 batch_window_s: float = APP_BATCH_WINDOW_S) -> None:
         self.device = resolve_device(device)
         model, self.tokenizer = load_checkpoint(checkpoint, self.device)
         self.model = optimize_for_inference(model)
@@ -69,6 +83,10 @@ class Translator:
         self.max_src_tokens = min(self.cfg.max_len, MAX_SOURCE_PIECES)
         counts = load_piece_counts(checkpoint)
         self.source_counts = counts["source"] if counts and len(counts["source"]) == self.cfg.vocab_size else None
+        self.checkpoint_id = checkpoint_identity(checkpoint, self.device)
+        self.cache = TraceCache(cache_size, keep=lambda t: not t.timed_out) if cache_size > 0 else None
+        self.batcher = (MicroBatcher(self._trace_batch, max_batch, batch_workers, batch_window_s, "trace")
+                        if batch_workers > 0 else None)
 
     def encode_source(self, text: str) -> tuple[list[int], bool]:
         """Source ids ending in EOS, cut to the model's limit; and whether they were cut."""
@@ -105,8 +123,47 @@ class Translator:
 
     def trace(self, text: str, top_k: int = TOP_K, max_new_tokens: Optional[int] = None,
               deadline_s: float = TRACE_DEADLINE_S) -> TranslationTrace:
-        """Translate one sentence and record every step and attention map (see trace.py)."""
-        return trace_greedy(self.model, self.tokenizer, self.source(text), max_new_tokens, top_k, deadline_s)
+        """Translate one sentence and record every step and attention map (see trace.py). The trace
+        is shared with every caller of the same cleaned text and settings: never change it."""
+        source = self.source(text)
+        settings = dict(top_k=top_k, max_new_tokens=max_new_tokens, deadline_s=deadline_s)
+        make = lambda: self._decode(source, settings)
+        if self.cache is None:
+            return make()
+        trace = self.cache.get(TraceKey.of(source.text, self.checkpoint_id, **settings), make)
+        # The same model input can come with other notes (e.g. "the input was cut"): this caller's own.
+        return trace if trace.source == source else dataclasses.replace(trace, source=source)
+
+    def _decode(self, source: Source, settings: dict) -> TranslationTrace:
+        if self.batcher is None:
+            return trace_greedy(self.model, self.tokenizer, source, **settings)
+        out = self.batcher.submit((source, tuple(sorted(settings.items()))))
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    def _trace_batch(self, items: Sequence[tuple[Source, tuple]]) -> list:
+        """The batcher's work: items with the same settings decoded in one batch. A batch that fails
+        is retried one sentence at a time, so one bad input fails only its own request."""
+        out: list = [None] * len(items)
+        groups: dict[tuple, list[int]] = {}
+        for i, (_, settings) in enumerate(items):
+            groups.setdefault(settings, []).append(i)
+        for settings, idx in groups.items():
+            kw = dict(settings)
+            try:
+                traces = trace_greedy_batch(self.model, self.tokenizer, [items[i][0] for i in idx], **kw)
+            except Exception:  # noqa: BLE001
+                traces = [self._trace_one(items[i][0], kw) for i in idx]
+            for i, t in zip(idx, traces):
+                out[i] = t
+        return out
+
+    def _trace_one(self, source: Source, kw: dict):
+        try:
+            return trace_greedy(self.model, self.tokenizer, source, **kw)
+        except Exception as e:  # noqa: BLE001  (handed to this request's caller)
+            return e
 
     # --- steering the decoder (model/search.py): each raises ValueError with a message for the user
     def french_ids(self, french: str) -> tuple[list[int], tuple[str, ...]]:

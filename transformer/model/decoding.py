@@ -169,3 +169,93 @@ def trace_greedy(
         source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],
         steps=steps, encoder=encoder_maps(enc.attentions, source.pieces), decoder=decoder, cross=cross,
         d_head=cfg.d_head, stop=stop, deadline_s=deadline_s, device=str(device), seconds=time.perf_counter() - t0)
+
+
+class BatchAttentionRecorder:
+    """The decoder's attention of a batch, step by step: one numpy copy per layer and step of the
+    whole batch's rows, cut per sentence at the end (``maps``) to what that sentence computed."""
+
+    def __init__(self) -> None:
+        self.rows: list[list[tuple[np.ndarray, ...]]] = []     # [step][layer] -> (self_p, self_s, cross_p, cross_s)
+
+    def add(self, dec: DecoderOutput) -> None:
+        row = lambda x: x[:, :, 0].float().cpu().numpy()                  # (B, H, 1, keys) -> (B, H, keys)
+        self.rows.append([(row(sw.probs), row(sw.scores), row(cw.probs), row(cw.scores))
+                          for sw, cw in zip(dec.self_attentions, dec.cross_attentions)])
+
+    def maps(self, b: int, T: int, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
+        """Sentence b's decoder and cross-attention maps over its T steps (its padded keys dropped)."""
+        single = DecoderAttentionRecorder(len(self.rows[0]) if self.rows else 0,
+                                          self.rows[0][0][0].shape[1] if self.rows else 0, T, len(src_pieces))
+        S = len(src_pieces)
+        for t in range(T):
+            for li, (sp, ss, cp, cs) in enumerate(self.rows[t]):
+                single.self_p[li, :, t, : t + 1], single.self_s[li, :, t, : t + 1] = sp[b], ss[b]
+                single.cross_p[li, :, t], single.cross_s[li, :, t] = cp[b, :, :S], cs[b, :, :S]
+        return single.maps(T, tgt_in, src_pieces)
+
+
+def _encoder_maps_of(weights: list[AttentionWeights], b: int, S: int, src_pieces: list[str]) -> AttentionMaps:
+    stack = lambda attr: torch.stack([getattr(w, attr)[b, :, :S, :S] for w in weights]).float().cpu().numpy()
+    return AttentionMaps("encoder", stack("probs"), stack("scores"), src_pieces, src_pieces)
+
+
+@torch.inference_mode()
+def trace_greedy_batch(
+    model: Transformer,
+    vocab: Vocabulary,
+    sources: Sequence[Source],          # each source.ids ends in EOS
+    max_new_tokens: Optional[int] = None,
+    top_k: int = TOP_K,
+    deadline_s: Optional[float] = None,
+) -> list[TranslationTrace]:
+    """``trace_greedy`` for several sentences decoded together (right-padded, one decoder call per
+    step for the whole batch): for every sentence, the same steps, pieces and attention maps as
+    ``trace_greedy`` alone gives (tests/test_batch_trace.py checks it). One sentence goes to
+    ``trace_greedy`` itself. A sentence's own output limit and </s> end its trace; the batch runs
+    until every sentence has ended, or the deadline (which then ends every unfinished one)."""
+    if len(sources) == 1:
+        return [trace_greedy(model, vocab, sources[0], max_new_tokens, top_k, deadline_s)]
+    t0 = time.perf_counter()
+    cfg, device = model.cfg, next(model.parameters()).device
+    src = pad_batch([s.ids for s in sources], cfg.pad_id, device)
+    limits = [output_limit(model, len(s.ids), max_new_tokens) for s in sources]
+    enc = model.encode(src, output_attentions=True)
+    cache, recorder = model.new_cache(enc), BatchAttentionRecorder()
+    steps: list[list[Step]] = [[] for _ in sources]
+    stops: list[Optional[StopReason]] = [None] * len(sources)
+    prefixes = [vocab.pieces([cfg.bos_id]) for _ in sources]
+    tokens = [cfg.bos_id] * len(sources)
+    t_start = time.perf_counter()
+    for t in range(max(limits)):
+        if deadline_s is not None and time.perf_counter() - t_start > deadline_s:
+            stops = [s or "time" for s in stops]
+            break
+        dec = model.decode(torch.tensor(tokens, device=device)[:, None], enc, cache=cache, output_attentions=True)
+        recorder.add(dec)
+        top_p, top_i = torch.softmax(dec.logits[:, -1].float(), dim=-1).topk(min(top_k, dec.logits.size(-1)))
+        for b, (ps, ids) in enumerate(zip(top_p.tolist(), top_i.tolist())):
+            if stops[b] is not None:
+                tokens[b] = cfg.pad_id
+                continue
+            pieces = vocab.pieces(ids)
+            steps[b].append(Step(t, prefixes[b], ids[0], pieces[0], ps[0], ids, pieces, ps))
+            tokens[b], prefixes[b] = ids[0], prefixes[b] + pieces[:1]
+            stops[b] = "end" if ids[0] == cfg.eos_id else ("length" if t + 1 >= limits[b] else None)
+        if all(s is not None for s in stops):
+            break
+    seconds = time.perf_counter() - t0
+    return [_batch_member(vocab, sources[b], steps[b], stops[b] or "length", recorder, enc, b, cfg.d_head,
+                          deadline_s, str(device), seconds) for b in range(len(sources))]
+
+
+def _batch_member(vocab: Vocabulary, source: Source, steps: list[Step], stop: StopReason,
+                  recorder: BatchAttentionRecorder, enc, b: int, d_head: int, deadline_s: Optional[float],
+                  device: str, seconds: float) -> TranslationTrace:
+    """Sentence b's trace, cut out of the batch."""
+    tgt_ids = [s.token_id for s in steps]
+    decoder, cross = recorder.maps(b, len(steps), steps[-1].prefix if steps else [], source.pieces)
+    return TranslationTrace(
+        source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],
+        steps=steps, encoder=_encoder_maps_of(enc.attentions, b, len(source.ids), source.pieces), decoder=decoder,
+        cross=cross, d_head=d_head, stop=stop, deadline_s=deadline_s, device=device, seconds=seconds)

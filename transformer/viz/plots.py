@@ -8,6 +8,8 @@ figure with Plotly and checks that the skip still works).
 """
 from __future__ import annotations
 
+import copy
+import functools
 import html
 from typing import Optional, Sequence
 
@@ -57,6 +59,26 @@ def _f32(z, decimals: int = 4) -> np.ndarray:
 def shown_piece(token: str) -> str:
     """A piece as a reader should see it: a lone word marker is named, not left as a bare "▁"."""
     return "▁ (space)" if token == "▁" else str(token)
+
+
+GRID_UNITS = 1000   # the all-heads grid sends weights as whole thousandths (uint16): exact to 3 decimals, 2 bytes a cell
+
+
+def thousandths(z) -> np.ndarray:
+    """Weights in [0, 1] as whole thousandths, uint16: half the bytes of float32 in Plotly's typed-array JSON,
+    and the same 3 decimals a hover shows."""
+    return np.rint(np.clip(np.asarray(z, dtype=np.float64), 0.0, 1.0) * GRID_UNITS).astype(np.uint16)
+
+
+def grid_cells(z: np.ndarray, masked: Optional[np.ndarray], q: list, k: list) -> dict:
+    """A small multiple's cells for a heatmap trace: a (Tq, Tk) thousandths matrix with category labels; or,
+    with masked cells (causal attention), only the cells that were computed, as columns of query index,
+    key index and value (Plotly leaves the missing cells as gaps), so no float NaN is needed."""
+    if masked is None:
+        return dict(z=thousandths(z), x=k, y=q)
+    rows, cols = np.nonzero(~masked)
+    index = np.uint8 if max(masked.shape) < 256 else np.uint16       # 1 byte an index for up to 255 positions
+    return dict(z=thousandths(z[rows, cols]), x=(cols + 1).astype(index), y=(rows + 1).astype(index))
 
 
 def esc(token: str) -> str:
@@ -192,7 +214,9 @@ def attention_grid(
     L, H, Tq, Tk = attn.shape
     # Unique category names ("3 ▁the") keep repeated tokens apart and make hover text cheap.
     q, k = numbered(query_labels), numbered(key_labels)
-    zmax = float(np.nanmax(attn)) if shared_scale and attn.size else None
+    # Masked maps are sent as computed cells only, by position (from 1): the hover names positions, not pieces.
+    where = "query %{y} · key %{x}"
+    zmax = float(thousandths(np.nanmax(attn))) if shared_scale and attn.size else None
     scale = colorscale_for(colorscale, dark)
     gap_x, gap_y = 0.012, 0.04
     w = (1 - gap_x * (H - 1)) / H
@@ -202,12 +226,9 @@ def attention_grid(
     for l in range(L):
         for h in range(H):
             n = l * H + h + 1
-            z = attn[l, h].astype(np.float64)
-            if masked is not None:
-                z = np.where(masked, np.nan, z)
-            trace = dict(type="heatmap", z=_f32(z, 3), x=k, y=q, showscale=False, hoverongaps=False,
+            trace = dict(type="heatmap", **grid_cells(attn[l, h], masked, q, k), showscale=False, hoverongaps=False,
                          xaxis=f"x{n}", yaxis=f"y{n}",
-                         hovertemplate=f"L{l + 1} H{h + 1}<br>query %{{y}} · key %{{x}}: %{{z:.3f}}<extra></extra>")
+                         hovertemplate=f"L{l + 1} H{h + 1}<br>{where}: weight %{{z}}/{GRID_UNITS}<extra></extra>")
             if shared_scale:
                 trace["coloraxis"] = "coloraxis"
             else:
@@ -225,8 +246,11 @@ def attention_grid(
     if masked is not None and masked.any():
         layout["plot_bgcolor"] = mask_color(colorscale)
     if shared_scale:
+        ticks = np.linspace(0, zmax, 5) if zmax else [0]
         layout["coloraxis"] = dict(colorscale=scale, cmin=0, cmax=zmax,
-                                   colorbar=dict(title=dict(text="weight"), thickness=12))
+                                   colorbar=dict(title=dict(text="weight"), thickness=12, tickmode="array",
+                                                 tickvals=[round(float(t)) for t in ticks],
+                                                 ticktext=[f"{t / GRID_UNITS:.2f}" for t in ticks]))
     return _fast_figure(data, layout, dark, font_size, grow(150 * L + 90, font_size + 2), title)
 
 
@@ -239,12 +263,25 @@ def figure_from_dicts(data: list, layout: dict) -> go.Figure:
 
 
 def _fast_figure(data: list, layout: dict, dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> go.Figure:
-    return figure_from_dicts(data, {**_style_dict(dark, font_size, height, title), **layout})   # a view's margin wins
+    types = tuple(sorted({d.get("type", "scatter") for d in data}))
+    return figure_from_dicts(data, {**_style_dict(dark, font_size, height, title, types), **layout})  # a view's margin wins
 
 
-def _style_dict(dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> dict:
+@functools.lru_cache(maxsize=64)
+def _template(dark: bool, trace_types: tuple) -> dict:
+    """Plotly's light or dark template with only the trace defaults this figure uses (the full one
+    sends defaults for ~40 trace types: ~4 KB more JSON in every figure, and draws the same)."""
     import plotly.io as pio   # at the first figure, not at import (bench/RESULTS.md, section 4: start-up)
-    out = dict(template=pio.templates["plotly_dark" if dark else "plotly_white"], font=dict(size=font_size),
+    full = pio.templates["plotly_dark" if dark else "plotly_white"].to_plotly_json()
+    return dict(layout=full["layout"], data={t: full["data"][t] for t in trace_types if t in full.get("data", {})})
+
+
+def _style_dict(dark: bool, font_size: int, height: Optional[int], title: Optional[str],
+                trace_types: Optional[tuple] = None) -> dict:
+    import plotly.io as pio
+    template = (copy.deepcopy(_template(dark, trace_types)) if trace_types is not None
+                else pio.templates["plotly_dark" if dark else "plotly_white"])
+    out = dict(template=template, font=dict(size=font_size),
                paper_bgcolor="rgba(0,0,0,0)", margin=dict(l=10, r=10, t=_top_margin(font_size, title), b=10))
     if title:
         out["title"] = dict(text=title, x=0.01, xanchor="left", font=dict(size=font_size + 1))

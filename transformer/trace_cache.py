@@ -1,0 +1,97 @@
+"""Traces kept in memory, so that a room typing the lecturer's sentence costs one model run.
+
+``TraceCache`` is a bounded LRU (``cachetools.LRUCache``) of finished traces with
+single-flight: when several requests ask for the same key at once, the first one runs the
+model and the others wait for its result instead of all running it. The key is
+``TraceKey``: the full cleaned text (never a hash or a prefix: one user can never be handed
+another user's sentence), the checkpoint's identity and every decoding setting. A trace is
+frozen (``freeze``: its arrays made read-only) before it is shared. No torch, no gradio.
+"""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Callable, Hashable
+
+import numpy as np
+from cachetools import LRUCache
+
+from .config import TRACE_CACHE_SIZE
+from .trace import KINDS, TranslationTrace
+
+
+@dataclass(frozen=True)
+class TraceKey:
+    """What a trace depends on. Add a field here when decoding gains a setting (beam width, ...)."""
+
+    text: str                 # the cleaned source text the model reads, in full
+    checkpoint: Hashable      # which weights and tokenizer (Translator.checkpoint_id)
+    settings: tuple = ()      # decoding settings, as sorted (name, value) pairs
+
+    @classmethod
+    def of(cls, text: str, checkpoint: Hashable, **settings) -> "TraceKey":
+        return cls(text, checkpoint, tuple(sorted(settings.items())))
+
+
+def freeze(trace: TranslationTrace) -> TranslationTrace:
+    """Make the trace's arrays read-only, so a view that tried to change a shared trace would fail loudly."""
+    for kind in KINDS:
+        maps = trace.attention(kind)
+        for arr in (maps.probs, maps.scores):
+            if isinstance(arr, np.ndarray):
+                arr.flags.writeable = False
+    return trace
+
+
+class TraceCache:
+    """Bounded, thread-safe, single-flight cache of traces. ``get(key, make)`` returns the cached
+    trace or runs ``make()`` once for all concurrent callers of the same key. A failure is not
+    cached (each waiting caller gets the exception); nor is a trace that ``keep`` rejects (e.g.
+    one cut by the time limit, which depends on the load, not on the sentence)."""
+
+    def __init__(self, maxsize: int = TRACE_CACHE_SIZE,
+                 keep: Callable[[TranslationTrace], bool] = lambda t: True) -> None:
+        self._lru: LRUCache = LRUCache(maxsize=max(1, maxsize))
+        self._in_flight: dict[TraceKey, Future] = {}
+        self._lock = threading.Lock()
+        self._keep = keep
+        self.hits = self.misses = self.joined = 0
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._lru)
+
+    def get(self, key: TraceKey, make: Callable[[], TranslationTrace]) -> TranslationTrace:
+        with self._lock:
+            trace = self._lru.get(key)
+            if trace is not None:
+                self.hits += 1
+                return trace
+            future = self._in_flight.get(key)
+            owner = future is None
+            if owner:
+                future = self._in_flight[key] = Future()
+                self.misses += 1
+            else:
+                self.joined += 1
+        if not owner:
+            return future.result()
+        try:
+            trace = freeze(make())
+        except BaseException as e:
+            with self._lock:
+                del self._in_flight[key]
+            future.set_exception(e)
+            raise
+        with self._lock:
+            if self._keep(trace):
+                self._lru[key] = trace
+            del self._in_flight[key]
+        future.set_result(trace)
+        return trace
+
+    def stats(self) -> dict:
+        with self._lock:
+            return dict(size=len(self._lru), maxsize=self._lru.maxsize, hits=self.hits, misses=self.misses,
+                        joined=self.joined)
