@@ -1083,6 +1083,43 @@ def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, lin
         None, link_box, link_box, js=COPY_LINK_JS, api_visibility="undocumented", queue=False)
 
 
+def drawn_for(trace, *look) -> tuple:
+    """What the figures on screen were drawn from: this trace (by its text and run) and this look."""
+    return (trace.source.text, trace.seconds, len(trace.steps)) if trace is not None else None, look
+
+
+def redraw_visible(page: Page, tabs: list[TabView], visible: gr.State, drawn: gr.State):
+    """One callback that draws only the tab on screen (after Translate, a change of look, at page load);
+    ``drawn`` remembers what that tab was drawn from, and the others draw when opened (``draw_on_select``)."""
+    inputs = [page.trace, visible, *[c for tab in tabs for c in tab.controls], *page.look]
+    outputs = [drawn, *[o for tab in tabs for o in tab.outputs]]
+
+    @safe_view
+    def draw_visible(trace, current, *values):
+        *controls, look, large, scale = values
+        out, i = [], 0
+        for tab in tabs:
+            mine = controls[i:i + len(tab.controls)]
+            out += tab.draw(trace, *mine, look, large, scale) if tab.tab_id == current else [gr.skip()] * len(tab.outputs)
+            i += len(tab.controls)
+        return ((drawn_for(trace, look, large, scale), frozenset({current})), *out)
+    return draw_visible, inputs, outputs
+
+
+def draw_on_select(page: Page, tab: TabView, gr_tab: gr.Tab, visible: gr.State, drawn: gr.State) -> None:
+    """Opening a tab makes it the visible one and draws it, unless it is already drawn from this trace and look."""
+    @safe_view
+    def draw_if_stale(trace, drawn_v, *values):
+        now = drawn_for(trace, *values[-len(page.look):])
+        was, tab_ids = drawn_v or (None, frozenset())
+        if was == now and tab.tab_id in tab_ids:
+            return (tab.tab_id, gr.skip(), *[gr.skip()] * len(tab.outputs))
+        return (tab.tab_id, (now, (tab_ids if was == now else frozenset()) | {tab.tab_id}), *tab.draw(trace, *values))
+
+    gr_tab.select(draw_if_stale, [page.trace, drawn, *tab.controls, *page.look], [visible, drawn, *tab.outputs],
+                  api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
+
+
 def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab: gr.State, drawn: gr.State):
     """Every tab; opening one records it as the tab on screen (for the link and the redraws) and draws it."""
     tabs = []

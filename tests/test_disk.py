@@ -60,9 +60,10 @@ def test_reports_and_gradio_copies_are_deleted_by_the_running_app(tmp_path, bund
             return page.values[app.find(elem_id="report-file")]
     try:
         got = asyncio.run(build_reports(3))
-        assert got and "transformer-trace.html" in str(got)
+        name = "transformer-trace-the-cat-is-sleeping-on-the-sofa.html"             # named after the sentence
+        assert got and name in str(got)
         made = files(reports) + files(cache)
-        assert any(p.name == "transformer-trace.html" for p in files(cache))     # Gradio's copy exists
+        assert any(p.name == name for p in files(cache))                          # Gradio's copy exists
         assert len([p for p in files(reports)]) <= 2                              # ours: pruned at each report
         deadline = time.time() + 20
         while time.time() < deadline and any(p.name.endswith(".html") for p in files(cache)):

@@ -113,7 +113,7 @@ BASE_FONT, PRESENTER_FONT = 14, 19   # figure type size (px): normal and present
 
 
 # ------------------------------------------------------------------ "Why this word" (issue 12)
-IG_STEPS = 32               # Integrated Gradients: points on the straight path from the baseline (midpoint rule)
+IG_STEPS = 64               # Integrated Gradients: points on the straight path from the baseline (midpoint rule)
 ATTRIBUTION_TOKENS = 4096   # target positions per forward/backward pass (rows × target length): bounds memory
 ATTRIBUTION_MAX_PIECES = 48 # longest source or translation (pieces) the app attributes: bounds the time
 LINES_MIN_WEIGHT = 0.02     # the lines view leaves out weights below this (invisible anyway)

@@ -177,6 +177,12 @@ class BatchAttentionRecorder:
 
     def __init__(self) -> None:
         self.rows: list[list[tuple[np.ndarray, ...]]] = []     # [step][layer] -> (self_p, self_s, cross_p, cross_s)
+        self.full: Optional[list[np.ndarray]] = None            # [layer] -> (B, H, T, T) scores of a whole-prefix pass
+
+    def add_future_scores(self, dec: DecoderOutput) -> None:
+        """Decoder self-attention scores of a teacher-forced pass over every sentence's prefix (padded at the
+        end: a query never sees a later key before the mask, so padding changes none of a sentence's cells)."""
+        self.full = [sw.scores.float().cpu().numpy() for sw in dec.self_attentions]
 
     def add(self, dec: DecoderOutput) -> None:
         row = lambda x: x[:, :, 0].float().cpu().numpy()                  # (B, H, 1, keys) -> (B, H, keys)
@@ -192,6 +198,10 @@ class BatchAttentionRecorder:
             for li, (sp, ss, cp, cs) in enumerate(self.rows[t]):
                 single.self_p[li, :, t, : t + 1], single.self_s[li, :, t, : t + 1] = sp[b], ss[b]
                 single.cross_p[li, :, t], single.cross_s[li, :, t] = cp[b, :, :S], cs[b, :, :S]
+        if self.full is not None and T > 1:
+            future = np.triu(np.ones((T, T), dtype=bool), 1)
+            for li, full in enumerate(self.full):
+                single.self_s[li, :, :T, :T] = np.where(future, full[b, :, :T, :T], single.self_s[li, :, :T, :T])
         return single.maps(T, tgt_in, src_pieces)
 
 
@@ -244,6 +254,9 @@ def trace_greedy_batch(
             stops[b] = "end" if ids[0] == cfg.eos_id else ("length" if t + 1 >= limits[b] else None)
         if all(s is not None for s in stops):
             break
+    if any(len(s) > 1 for s in steps):   # as trace_greedy: the full QKᵀ of decoder self-attention, future included
+        tgt_in = pad_batch([[cfg.bos_id] + [st.token_id for st in s][:-1] for s in steps], cfg.pad_id, device)
+        recorder.add_future_scores(model.decode(tgt_in, enc, output_attentions=True))
     seconds = time.perf_counter() - t0
     return [_batch_member(vocab, sources[b], steps[b], stops[b] or "length", recorder, enc, b, cfg.d_head,
                           deadline_s, str(device), seconds) for b in range(len(sources))]
