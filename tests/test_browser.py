@@ -159,6 +159,7 @@ def test_presenter_mode_enlarges_the_whole_page(browser, app_url):
     page = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(page, app_url)
     page.locator("#topk-plot .js-plotly-plot").wait_for(timeout=60_000)
+    page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)   # the step view is drawn
     parts = {"title": "#title-line h1", "tab": "[role=tab]", "button": "#translate-btn", "step button": "#next-step",
              "French": "#fr-text textarea", "English": "#src-text textarea", "label": "#step-slider [data-testid=block-info]",
              "pieces": ".piece", "step info": ".stepinfo"}

@@ -25,7 +25,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 VIEWPORT = {"width": 1440, "height": 1650}
 SENTENCE = "The cat is sleeping on the sofa."
 WAIT_MS = 90_000
-TABS = ["steps", "explorer", "summary", "positional", "inside", "about"]   # app.TAB_IDS, without importing gradio
+TABS = ["steps", "explorer", "summary", "positional", "inside", "why", "steer", "learned", "about"]   # app.TAB_IDS, without importing gradio
 SIZES = [(1920, 1080, True), (1280, 800, False), (390, 844, False)]     # width, height, presenter mode
 SETTLE_S = 1.2   # for the figures to finish drawing after a tab or look change
 
@@ -134,7 +134,7 @@ def open_why_views(page, shots=None) -> None:
     page.wait_for_selector("#kv-cache .kv-view", timeout=WAIT_MS)
     shots("kv-cache", "#step-info")
     open_tab(page, "Why this word")
-    page.wait_for_selector("#lines-html svg line", timeout=WAIT_MS)
+    page.wait_for_selector("#lines-html svg line", state="attached", timeout=WAIT_MS)   # a level line has no height
     shots("lines", "#lines-caption", "#lines-html svg text.tq.q1")     # hovering a piece isolates its lines
     open_tab(page, "Attribution")
     page.click("#attr-btn")
