@@ -43,7 +43,7 @@ from transformer.model.layers import PositionalEncoding
 from transformer.model.transformer import Transformer
 from transformer.positional import sinusoidal_encoding
 from transformer.viz.analysis import head_summary
-from transformer.why import METHODS, Attribution
+from transformer.why import METHODS
 from transformer.viz import why as why_views
 from transformer.viz import steering as steer_views
 from transformer.viz.plots import COLORSCALES, DEFAULT_SCALE, empty_figure
@@ -478,12 +478,18 @@ def build_positional_tab(page: Page) -> TabView:
     return tab
 
 
-def build_inside_tab(page: Page) -> TabView:
-    gr.Markdown("The steps of scaled dot-product attention for one head: QKᵀ, ÷√d_k, mask, softmax.")
+def one_head_row(page: Page):
+    """Attention kind, layer and one head (no mean): the controls of the views of a single head."""
     with gr.Row():
         kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
         layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer")
         head = gr.Dropdown(page.head_choices[1:], value="1", label="Head")
+    return kind, layer, head
+
+
+def build_inside_tab(page: Page) -> TabView:
+    gr.Markdown("The steps of scaled dot-product attention for one head: QKᵀ, ÷√d_k, mask, softmax.")
+    kind, layer, head = one_head_row(page)
     with gr.Row():
         query = gr.Slider(1, 2, value=1, step=1, label="Query row for the comparison")
         unscaled = gr.Checkbox(label="Show the softmax WITHOUT ÷√d_k", value=False)
@@ -675,10 +681,7 @@ def build_attribution_view(page: Page) -> None:
 def build_vectors_view(page: Page) -> Callable:
     gr.Markdown("The vectors behind one score: a query vector and a key vector of one head, their element-wise "
                 "product, and its sum, the score before ÷√d_k. Below, a piece's input to layer 1.")
-    with gr.Row():
-        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
-        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer")
-        head = gr.Dropdown(page.head_choices[1:], value="1", label="Head")
+    kind, layer, head = one_head_row(page)
     with gr.Row():
         query = gr.Slider(1, 2, value=1, step=1, label="Query piece")
         key = gr.Slider(1, 2, value=1, step=1, label="Key piece")

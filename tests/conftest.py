@@ -91,3 +91,19 @@ def bundled_checkpoint():
     if not (DEFAULT_CHECKPOINT / "model.safetensors").is_file():
         pytest.fail(f"the bundled checkpoint {DEFAULT_CHECKPOINT} is missing")
     return DEFAULT_CHECKPOINT
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium driven by playwright (never a downloaded browser); CI must have it."""
+    import os
+    from tools.screenshots import CHROMIUM, FLAGS
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (CI must run the browser test: apt-get install chromium)")
+        pytest.skip("chromium is not installed (apt-get install chromium); CI runs this test")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()

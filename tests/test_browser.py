@@ -6,25 +6,11 @@ absent and CI is not set; under CI a missing browser is a failure.
 """
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
 
-from tools.screenshots import CHROMIUM, FLAGS, VIEWPORT, open_other_views, translate_and_step
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (CI must run the browser test: apt-get install chromium)")
-        pytest.skip("chromium is not installed (apt-get install chromium); CI runs this test")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
+from tools.screenshots import VIEWPORT, open_other_views, translate_and_step
 
 
 def test_translate_step_and_explore_in_a_browser(browser, app_url, tmp_path):

@@ -3,30 +3,15 @@ colour scale as named, masked cells stay distinct, and the explorer's controls f
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
-import pytest
 
-from tools.screenshots import CHROMIUM, FLAGS, translate_and_step
+from tools.screenshots import translate_and_step
 from transformer.viz import plots
 
 PLOTLY_JS = Path(go.__file__).parent.parent / "package_data" / "plotly.min.js"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (CI must run the browser test: apt-get install chromium)")
-        pytest.skip("chromium is not installed (apt-get install chromium); CI runs this test")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 def drawn_scale(page, fig) -> list:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 
-import pytest
 
-from test_browser import browser  # noqa: F401  (the module's Chromium fixture)
 from tools.screenshots import VIEWPORT, WAIT_MS, plots_in, translate_and_step
 
 
@@ -53,7 +51,7 @@ def beam(page) -> str:
     return textarea_value(page, "beam-text")
 
 
-def test_steering_views_in_a_browser(browser, app_url, tmp_path):  # noqa: F811
+def test_steering_views_in_a_browser(browser, app_url, tmp_path):
     page = browser.new_page(viewport=VIEWPORT)
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))

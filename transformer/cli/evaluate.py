@@ -15,11 +15,10 @@ from pathlib import Path
 
 import sacrebleu
 
-from ..config import BEAM_ALPHA, BEAM_MAX
 from ..io.checkpoint import CheckpointError
 from ..training.data import read_corpus
 from ..translator import Translator
-from .translate import translate_lines
+from .translate import parse_with_beam, translate_lines
 
 
 def main(argv=None) -> int:
@@ -30,12 +29,7 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
     p.add_argument("--hyp-out", default=None, help="where to write the hypotheses (default: alongside, in runs/eval/)")
     p.add_argument("--limit", type=int, default=0, help="score only the first N pairs (0 = all)")
-    p.add_argument("--beam", type=int, default=1, metavar="N",
-                   help=f"beam width (1 = greedy, batched; up to {BEAM_MAX}: beam search with GNMT length penalty, "
-                        f"alpha {BEAM_ALPHA}, one sentence at a time)")
-    args = p.parse_args(argv)
-    if not 1 <= args.beam <= BEAM_MAX:
-        p.error(f"--beam must be from 1 to {BEAM_MAX}")
+    args = parse_with_beam(p, argv)
     try:
         tr = Translator(args.checkpoint, args.device)
         pairs = read_corpus(args.data)

@@ -24,12 +24,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-split", action="store_true",
                    help="translate each line whole (default: a line of several sentences is translated "
                         "sentence by sentence and joined, so paragraphs never loop)")
-    p.add_argument("--beam", type=int, default=1, metavar="N",
-                   help=f"beam search of width N (1 = greedy, the default; at most {BEAM_MAX}; GNMT length penalty, "
-                        f"alpha {BEAM_ALPHA}); beam search translates one sentence at a time")
-    args = p.parse_args(argv)
-    if not 1 <= args.beam <= BEAM_MAX:
-        p.error(f"--beam must be from 1 to {BEAM_MAX}")
+    args = parse_with_beam(p, argv)
     try:
         tr = Translator(args.checkpoint, args.device)
     except CheckpointError as e:
@@ -48,6 +43,17 @@ def main(argv=None) -> int:
     for out in translate_lines(tr, sys.stdin.read().splitlines(), args.beam, not args.no_split):
         print(out)
     return 0
+
+
+def parse_with_beam(p: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
+    """Adds --beam (shared by translate and evaluate), parses, and refuses a width out of range."""
+    p.add_argument("--beam", type=int, default=1, metavar="N",
+                   help=f"beam search of width N (1 = greedy, batched, the default; at most {BEAM_MAX}: GNMT length "
+                        f"penalty, alpha {BEAM_ALPHA}, one sentence at a time)")
+    args = p.parse_args(argv)
+    if not 1 <= args.beam <= BEAM_MAX:
+        p.error(f"--beam must be from 1 to {BEAM_MAX}")
+    return args
 
 
 def translate_lines(tr: Translator, lines: list[str], beam: int = 1, split: bool = True) -> list[str]:

@@ -4,7 +4,7 @@ one score, and the KV cache. From the trace and the typed results of transformer
 from __future__ import annotations
 
 import html
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 from scipy.stats import spearmanr
