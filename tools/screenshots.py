@@ -85,8 +85,10 @@ def set_look(page, dark: bool, presenter: bool) -> None:
 def show_tab(page, tab: str) -> None:
     page.locator(f"[role=tab][data-tab-id='{tab}']").click()
     page.wait_for_selector(f"[role=tab][data-tab-id='{tab}'][aria-selected=true]", timeout=WAIT_MS)
-    if tab != "about":
-        page.locator("[role=tabpanel]:visible .js-plotly-plot").first.wait_for(timeout=WAIT_MS)
+    drawn = {"about": None, "why": "#lines-html svg", "steer": "#forced-text"}.get(
+        tab, "[role=tabpanel]:visible .js-plotly-plot")          # what shows that the tab is drawn
+    if drawn:
+        page.locator(drawn).first.wait_for(state="attached", timeout=WAIT_MS)
     time.sleep(SETTLE_S)
 
 
