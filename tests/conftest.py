@@ -93,9 +93,10 @@ def bundled_checkpoint():
     return DEFAULT_CHECKPOINT
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium driven by playwright (never a downloaded browser); CI must have it."""
+    """Debian's Chromium driven by playwright (never a downloaded browser); CI must have it. Per module:
+    playwright's sync API keeps an event loop running while it is open, which later asyncio tests refuse."""
     import os
     from tools.screenshots import CHROMIUM, FLAGS
     if not os.path.exists(CHROMIUM):
