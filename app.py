@@ -1158,8 +1158,8 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         model = dict(concurrency_id="model",   # with the batcher, waiting requests are decoded together
                      concurrency_limit=APP_TRANSLATE_WAITING if getattr(translator, "batcher", None) else concurrency)
 
-        def then_redraw(event):
-            for tab in tabs:
+        def then_redraw(event, hooked=tabs):
+            for tab in hooked:
                 event = tab.after_translate(event) if tab.after_translate else event
             event.then(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
 
@@ -1172,8 +1172,10 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         then_redraw(example.input(lambda e: (e, *run(e)) if e else (gr.update(),) * 6, example, [text, *translated],
                                   api_visibility="undocumented", **model))
         example.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)
-        for ev in page.model_events:   # a what-if branch, going back, your French: a new trace, every tab redraws
-            ev.then(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+        # A what-if branch, going back, your French: a new trace, redrawn as after Translate, except the step
+        # tab's own hook (it would take the branch for the original).
+        for ev in page.model_events:
+            then_redraw(ev, [tab for tab in tabs if tab.tab_id != "steps"])
         for c in page.look:
             c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
         load, link_outs = link_loader(translator, page, tabs)
