@@ -27,7 +27,7 @@ from typing import Callable, Optional
 
 import gradio as gr
 
-from transformer.config import (APP_CACHE_CLEAN_S, APP_CONCURRENCY, APP_LINK_CACHE, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY,
+from transformer.config import (APP_CACHE_CLEAN_S, APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY,
                                 APP_MAX_THREADS, APP_REPORT_KEEP_S, APP_TORCH_THREADS, APP_TRANSLATE_WAITING, BEAM_DEFAULT, BEAM_MAX, MAX_INPUT_CHARS, PE_DEFAULT_DIMS, PLAY_INTERVAL_S, REPLAY_POINTS, TEXTBOX_MAX_CHARS,
                                 ModelConfig)
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, REPLAY_FILE, CheckpointError
@@ -1045,7 +1045,7 @@ def link_updates(page: Page, q: links.ViewQuery, tab_link: dict, trace) -> tuple
 
 def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
     """At page load: translate the link's sentence (or the first example) and open the view it names."""
-    run = translate_callback(CachedTranslator(translator))
+    run = translate_callback(translator)   # Translator.trace's cache: a class opening one link translates once
     controls = [(tab_id, c) for tab_id, key, c in link_controls(tabs) if key != "step"]
 
     def load(request: gr.Request):
@@ -1063,13 +1063,6 @@ def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
         return (q.text, trace, french, info, pieces, step, gr.Tabs(selected=q.tab), q.tab,
                 *[updates.get(c, gr.update()) for _, c in controls])
     return load, [c for _, c in controls]
-
-
-class CachedTranslator:
-    """The translator with its last few results kept, for links: a class opening one link translates once."""
-
-    def __init__(self, translator: Translator):
-        self.trace = functools.lru_cache(maxsize=APP_LINK_CACHE)(translator.trace)
 
 
 def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, link_box) -> None:

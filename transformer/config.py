@@ -84,7 +84,6 @@ APP_TORCH_THREADS = 1       # intra-op threads per translation: concurrent reque
 APP_QUEUE_SIZE = 256        # requests that may wait before new ones are turned away
 APP_REDRAW_CONCURRENCY = 4  # figure redraws at once
 APP_PORT = 7860
-APP_LINK_CACHE = 64         # translations kept for links opened at page load (a class opening one link translates once)
 TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
 PLAY_INTERVAL_S = 0.9       # seconds per step when the step-by-step view plays
 TRACE_CACHE_SIZE = 256      # finished traces kept in memory (same sentence, same settings: one model run)

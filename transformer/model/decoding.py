@@ -109,8 +109,10 @@ class DecoderAttentionRecorder:
         return decoder, cross
 
 
-def encoder_maps(weights: list[AttentionWeights], src_pieces: list[str]) -> AttentionMaps:
-    stack = lambda attr: torch.stack([getattr(w, attr)[0] for w in weights]).float().cpu().numpy()
+def encoder_maps(weights: list[AttentionWeights], src_pieces: list[str], b: int = 0) -> AttentionMaps:
+    """Sentence b's encoder self-attention (its padded positions dropped), every layer."""
+    S = len(src_pieces)
+    stack = lambda attr: torch.stack([getattr(w, attr)[b, :, :S, :S] for w in weights]).float().cpu().numpy()
     return AttentionMaps("encoder", stack("probs"), stack("scores"), src_pieces, src_pieces)
 
 
@@ -205,11 +207,6 @@ class BatchAttentionRecorder:
         return single.maps(T, tgt_in, src_pieces)
 
 
-def _encoder_maps_of(weights: list[AttentionWeights], b: int, S: int, src_pieces: list[str]) -> AttentionMaps:
-    stack = lambda attr: torch.stack([getattr(w, attr)[b, :, :S, :S] for w in weights]).float().cpu().numpy()
-    return AttentionMaps("encoder", stack("probs"), stack("scores"), src_pieces, src_pieces)
-
-
 @torch.inference_mode()
 def trace_greedy_batch(
     model: Transformer,
@@ -270,5 +267,5 @@ def _batch_member(vocab: Vocabulary, source: Source, steps: list[Step], stop: St
     decoder, cross = recorder.maps(b, len(steps), steps[-1].prefix if steps else [], source.pieces)
     return TranslationTrace(
         source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],
-        steps=steps, encoder=_encoder_maps_of(enc.attentions, b, len(source.ids), source.pieces), decoder=decoder,
+        steps=steps, encoder=encoder_maps(enc.attentions, source.pieces, b), decoder=decoder,
         cross=cross, d_head=d_head, stop=stop, deadline_s=deadline_s, device=device, seconds=seconds)

@@ -160,7 +160,7 @@ def cross_steps_figure(trace: TranslationTrace, step: int, layer: int, head, loo
     a = trace.cross.probs[layer - 1]
     a = a.mean(0) if h is None else a[h]
     who = "mean over heads" if h is None else f"head {h + 1}"
-    return plots.cross_steps_heatmap(a, step, [f"→ {plots.shown_piece(p)}" for p in trace.tgt_pieces], trace.src_pieces,
+    return plots.cross_steps_heatmap(a, step, query_labels(trace, trace.cross), trace.src_pieces,
                                      f"Cross-attention, steps 1–{step} (layer {layer}, {who})", look.colorscale,
                                      look.dark, look.font)
 

@@ -87,7 +87,7 @@ def agreement(attr: Attribution, cross_layer: np.ndarray) -> tuple[np.ndarray, n
 def attribution_heatmap(attr: Attribution, dark: bool, font_size: int):
     m = float(np.abs(attr.scores).max(initial=0.0)) or 1.0
     title = f"{METHOD_TITLES[attr.method]} (red: raises p, blue: lowers it) · gap {attr.relative_gap:.1%}"
-    return plots.attention_heatmap(attr.scores, [f"→ {p}" for p in attr.tgt_pieces], attr.src_pieces, title,
+    return plots.attention_heatmap(attr.scores, [f"→ {plots.shown_piece(p)}" for p in attr.tgt_pieces], attr.src_pieces, title,
                                    zmin=-m, zmax=m, colorscale="RdBu", dark=dark, font_size=font_size,
                                    value_name="attribution", xaxis_title="source piece",
                                    yaxis_title="target step (→ token it produced)")
