@@ -26,11 +26,13 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import gradio as gr
+from gradio.components.plot import PlotData
 
-from transformer.config import (APP_CACHE_CLEAN_S, APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_REDRAW_CONCURRENCY,
-                                APP_MAX_THREADS, APP_REPORT_KEEP_S, APP_TORCH_THREADS, APP_TRANSLATE_WAITING, BEAM_DEFAULT, BEAM_MAX, MAX_INPUT_CHARS, PE_DEFAULT_DIMS, PLAY_INTERVAL_S, REPLAY_POINTS, TEXTBOX_MAX_CHARS,
+from transformer.config import (APP_CACHE_CLEAN_S, APP_CONCURRENCY, APP_DRAW_CACHE, APP_PORT, APP_QUEUE_SIZE,
+                                APP_REDRAW_CONCURRENCY, APP_MAX_THREADS, APP_REPORT_KEEP_S, APP_TORCH_THREADS, APP_TRANSLATE_WAITING, BEAM_DEFAULT, BEAM_MAX, MAX_INPUT_CHARS, PE_DEFAULT_DIMS, PLAY_INTERVAL_S, REPLAY_POINTS, TEXTBOX_MAX_CHARS,
                                 ModelConfig)
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, REPLAY_FILE, CheckpointError
+from transformer.draw_cache import DrawCache
 from transformer.replay import Replay, load_replay
 from transformer.sentences import split_sentences
 from transformer.translator import Translator, clean_text
@@ -165,6 +167,33 @@ def safe_view(fn):
     return wrapper
 
 
+# Redraws shared by every user who looks at the same trace the same way (a lecture's sentence).
+DRAWS = DrawCache(APP_DRAW_CACHE)
+
+
+def _serialised(outputs) -> tuple:
+    """A view's outputs as kept in DRAWS: Plotly figures turned into JSON once (Gradio sends PlotData as is)."""
+    return tuple(PlotData(type="plotly", plot=o.to_json()) if hasattr(o, "to_plotly_json") else o for o in outputs)
+
+
+def shared_view(fn):
+    """`fn(trace, *controls)` drawn once per trace object and controls, for every user (see DrawCache)."""
+    view = (fn.__qualname__, id(fn))
+
+    @functools.wraps(fn)
+    def wrapper(trace, *args):
+        out = DRAWS.get(view, trace, args, lambda: fn(trace, *args), _serialised)
+        return tuple(dict(o) if isinstance(o, dict) else o for o in out)   # Gradio may consume an update dict
+    return wrapper
+
+
+def update_value(update, default):
+    """The value a `gr.update(...)` (or a plain value) sets, or `default` when it sets none."""
+    if isinstance(update, dict):
+        return update.get("value", default) if update.get("__type__") == "update" else update
+    return default if update is None else update
+
+
 def slider_update(n: int, value: int = 1, **kw):
     """A 1..n slider (Gradio needs minimum < maximum: a single choice is shown as a locked 1..2 slider)."""
     return gr.update(minimum=1, maximum=max(n, 2), value=min(max(1, value), max(n, 1)), step=1, interactive=n > 1, **kw)
@@ -229,16 +258,31 @@ class Page:
 
 
 @dataclass
+class Fit:
+    """What a tab resets when a new trace arrives: ``fn(trace, *inputs)`` gives the updates of ``outputs``
+    (slider ranges, pickers). ``after_branch``: also after a what-if branch, going back or your French."""
+
+    fn: Callable
+    inputs: list
+    outputs: list
+    after_branch: bool = True
+
+
+@dataclass
 class TabView:
-    """A tab's redraw from the trace: ``draw(trace, *controls, look, large, scale)`` gives its outputs."""
+    """A tab's redraw from the trace: ``draw(trace, *controls, look, large, scale)`` gives its outputs
+    (shared between users through DRAWS); ``fits`` run with every new trace, before the draw."""
 
     draw: Callable
     controls: list
     outputs: list
-    after_translate: Optional[Callable] = None   # called with the Translate event, to chain what must follow
+    fits: list = field(default_factory=list)     # Fit: what a new trace resets in this tab
     step_slider: Optional[gr.Slider] = None      # the slider over decoding steps: Translate sets its range
     link: dict = field(default_factory=dict)      # URL key (step, kind, layer, head) -> its control
     tab_id: str = ""                             # set by build_demo: the gr.Tab it lives in
+
+    def __post_init__(self) -> None:
+        self.draw = shared_view(self.draw)
 
     def inputs(self, page: Page) -> list:
         return [page.trace, *self.controls, *page.look]
@@ -247,6 +291,16 @@ class TabView:
         for c in components:
             c.change(self.draw, self.inputs(page), self.outputs, api_visibility="undocumented", concurrency_id="draw",
                      **kw)
+
+    def redraw_on_kind(self, page: Page, kind, layer, *fits: Fit) -> None:
+        """A new attention kind: first the layer slider's range (and `fits`), then the redraw, in that order,
+        so that the redraw reads the layer the range left, never the one from before."""
+        quiet = dict(api_visibility="undocumented", show_progress="hidden")
+        event = kind.change(page.layer_range, [kind, layer], layer, queue=False, **quiet)
+        for f in fits:
+            event = event.then(f.fn, [page.trace, *f.inputs], f.outputs, queue=False, **quiet)
+        event.then(self.draw, self.inputs(page), self.outputs, concurrency_id="draw", trigger_mode="always_last",
+                   **quiet)
 
 
 # ---------------------------------------------------------------- the tabs, one function each
@@ -283,18 +337,21 @@ def build_steps_tab(page: Page) -> TabView:
         return f"<i>{NO_TRACE}</i>" if trace is None else kv_view(trace, page.cfg, int(step_v or 1))
 
     page.step_slider = step
-    what_if = build_what_if(page, step)
+    cand, step_no, candidates = build_what_if(page, step)
 
-    def after_translate(event):
-        return what_if(event).then(draw_kv, [page.trace, step], kv_html, api_visibility="undocumented", queue=False)
+    def fit(trace, step_v):
+        """A new translation: it is the original now, and the candidates and the cache are of its step."""
+        return trace, "", candidates(trace, step_v), draw_kv(trace, step_v)
 
-    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps], after_translate,
-                  step)
+    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps],
+                  [Fit(fit, [step], [page.original, page.viewing, cand, kv_html], after_branch=False)], step)
     tab.link = dict(step=step, layer=layer, head=head)
-    step.change(draw_kv, [page.trace, step], kv_html, api_visibility="undocumented", show_progress="hidden",
-                queue=False)
-    step.change(draw_step, tab.inputs(page), tab.outputs, api_name="step_view", show_progress="hidden",
-                trigger_mode="always_last", concurrency_id="draw")
+
+    def step_moved(trace, step_v, *values):
+        """One event per step: its figures, the KV cache, the what-if candidates and the step for the API."""
+        return (*tab.draw(trace, step_v, *values), draw_kv(trace, step_v), candidates(trace, step_v), step_v)
+    step.change(step_moved, tab.inputs(page), [*tab.outputs, kv_html, cand, step_no], api_name="step_view",
+                show_progress="hidden", trigger_mode="always_last", concurrency_id="draw")
     tab.redraw_on(page, [layer, head], show_progress="hidden")
     wire_step_buttons(page, step, prev_btn, next_btn, play_btn, timer)
     return tab
@@ -357,9 +414,10 @@ def what_if_callback(translator: Translator):
     return what_if
 
 
-def build_what_if(page: Page, step) -> Callable:
+def build_what_if(page: Page, step):
     """Under the step view: take another candidate (or a typed piece) at this step, continue greedily,
-    compare with the original, and go back. Returns the hook that follows Translate."""
+    compare with the original, and go back. Returns the candidate picker, the step as a number, and the
+    function that lists a step's candidates (the step tab updates both with every step)."""
     page.viewing = gr.HTML("", elem_id="viewing")
     with gr.Accordion("What if? Take another piece at this step", open=False, elem_id="whatif-acc"):
         with gr.Row():
@@ -383,8 +441,6 @@ def build_what_if(page: Page, step) -> Callable:
             return (gr.update(),) * 5
         return original, "", original.translation, slider_update(len(original.steps)), views.pieces_html(original)
 
-    step.change(candidates, [page.trace, step], cand, **quiet)
-    step.change(lambda v: v, step, step_no, **quiet)
     cand.change(lambda c: c if c else gr.update(), cand, piece, **quiet)
     page.model_events.append(go_btn.click(
         what_if_callback(page.translator), [page.text, step_no, piece, page.trace, page.original],
@@ -392,11 +448,7 @@ def build_what_if(page: Page, step) -> Callable:
         concurrency_id="model"))
     page.model_events.append(back_btn.click(go_back, page.original,
                                             [page.trace, page.viewing, page.french, step, page.pieces], **quiet))
-
-    def after_translate(event):
-        return event.then(lambda t: (t, ""), page.trace, [page.original, page.viewing], **quiet).then(
-            candidates, [page.trace, step], cand, **quiet)
-    return after_translate
+    return cand, step_no, candidates
 
 
 def build_explorer_tab(page: Page) -> TabView:
@@ -426,11 +478,11 @@ def build_explorer_tab(page: Page) -> TabView:
 
     tab = TabView(draw_explorer, [kind, layer, head, mode, scaling], [ex_plot, grid_plot])
     tab.link = dict(kind=kind, layer=layer, head=head)
-    kind.change(page.layer_range, [kind, layer], layer, api_visibility="undocumented", queue=False)
+    tab.redraw_on_kind(page, kind, layer)
     mode.change(lambda m: gr.update(visible=m == "head"), mode, head, api_visibility="undocumented", queue=False)
-    head.change(draw_explorer, tab.inputs(page), tab.outputs, api_name="explorer", show_progress="hidden",
+    head.change(tab.draw, tab.inputs(page), tab.outputs, api_name="explorer", show_progress="hidden",
                 trigger_mode="always_last", concurrency_id="draw")
-    tab.redraw_on(page, [kind, layer, mode, scaling], show_progress="hidden", trigger_mode="always_last")
+    tab.redraw_on(page, [layer, mode, scaling], show_progress="hidden", trigger_mode="always_last")
     return tab
 
 
@@ -506,17 +558,15 @@ def build_inside_tab(page: Page) -> TabView:
         n_q = len(trace.attention(kind_v).queries)
         return views.inside_view(trace, kind_v, int(layer_v), head_v, min(int(query_v or 1), n_q), bool(unscaled_v), lk)
 
-    def fit_query(trace, kind_v):
-        return slider_update(len(trace.attention(kind_v).queries) if trace is not None else 1)
+    def fit_query(trace, kind_v, query_v=1):
+        n = len(trace.attention(kind_v).queries) if trace is not None else 1
+        return slider_update(n, int(query_v or 1))
 
-    def after_translate(event):
-        return event.then(fit_query, [page.trace, kind], query, api_visibility="undocumented", queue=False)
-
-    tab = TabView(draw_inside, [kind, layer, head, query, unscaled], [plot, row, text], after_translate)
+    tab = TabView(draw_inside, [kind, layer, head, query, unscaled], [plot, row, text],
+                  [Fit(fit_query, [kind, query], [query])])
     tab.link = dict(kind=kind, layer=layer, head=head)
-    kind.change(page.layer_range, [kind, layer], layer, api_visibility="undocumented", queue=False).then(
-        fit_query, [page.trace, kind], query, api_visibility="undocumented", queue=False)
-    tab.redraw_on(page, [kind, layer, head, query, unscaled], show_progress="hidden", trigger_mode="always_last")
+    tab.redraw_on_kind(page, kind, layer, *tab.fits)
+    tab.redraw_on(page, [layer, head, query, unscaled], show_progress="hidden", trigger_mode="always_last")
     return tab
 
 
@@ -545,8 +595,8 @@ def build_learning_tab(page: Page) -> TabView:
 
     tab = TabView(draw_learning, [example, point, kind, layer, head], [info, attn_plot, loss_plot])
     tab.link = dict(kind=kind, layer=layer, head=head)
-    kind.change(page.layer_range, [kind, layer], layer, api_visibility="undocumented", queue=False)
-    tab.redraw_on(page, [example, point, kind, layer, head], show_progress="hidden", trigger_mode="always_last")
+    tab.redraw_on_kind(page, kind, layer)
+    tab.redraw_on(page, [example, point, layer, head], show_progress="hidden", trigger_mode="always_last")
     return tab
 
 
@@ -580,11 +630,18 @@ def build_why_tab(page: Page) -> TabView:
                 "and as the vectors behind one score.")
     with gr.Tabs():
         with gr.Tab("Lines", id="why-lines"):
-            tab = build_lines_view(page)
+            lines = build_lines_view(page)
         with gr.Tab("Attribution", id="why-attribution"):
             build_attribution_view(page)
         with gr.Tab("Vectors", id="why-vectors"):
-            tab.after_translate = build_vectors_view(page)
+            vec = build_vectors_view(page)
+    n = len(lines.controls)
+
+    def draw_why(trace, *values):      # the lines and the vectors (both are drawn when the tab is opened)
+        *controls, look, large, scale = values
+        return (*lines.draw(trace, *controls[:n], look, large, scale), *vec.draw(trace, *controls[n:], look, large, scale))
+    tab = TabView(draw_why, [*lines.controls, *vec.controls], [*lines.outputs, *vec.outputs], [*lines.fits, *vec.fits])
+    tab.link = lines.link
     return tab
 
 
@@ -610,8 +667,8 @@ def build_lines_view(page: Page) -> TabView:
                                      f"{views.KIND_TITLES[kind_v]}, layer {layer_v}"))
 
     tab = TabView(draw_lines, [kind, layer, heads], [caption, lines])
-    kind.change(page.layer_range, kind, layer, api_visibility="undocumented", queue=False)
-    tab.redraw_on(page, [kind, layer, heads], show_progress="hidden", trigger_mode="always_last")
+    tab.redraw_on_kind(page, kind, layer)
+    tab.redraw_on(page, [layer, heads], show_progress="hidden", trigger_mode="always_last")
     return tab
 
 
@@ -678,7 +735,7 @@ def build_attribution_view(page: Page) -> None:
         c.change(draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
 
 
-def build_vectors_view(page: Page) -> Callable:
+def build_vectors_view(page: Page) -> TabView:
     gr.Markdown("The vectors behind one score: a query vector and a key vector of one head, their element-wise "
                 "product, and its sum, the score before ÷√d_k. Below, a piece's input to layer 1.")
     kind, layer, head = one_head_row(page)
@@ -705,24 +762,18 @@ def build_vectors_view(page: Page) -> Callable:
         return why_views.vectors_view(hv, parts, maps, int(q_v or 1), int(k_v or 1), int(piece_v or 1), lk.dark,
                                       lk.font)
 
-    def fit(trace, kind_v):
+    def fit(trace, kind_v, q_v=1, k_v=1, piece_v=1):
         if trace is None:
             return gr.update(), gr.update(), gr.update()
         maps = trace.attention(kind_v)
-        return slider_update(len(maps.queries)), slider_update(len(maps.keys)), slider_update(len(trace.src_pieces))
+        return (slider_update(len(maps.queries), int(q_v or 1)), slider_update(len(maps.keys), int(k_v or 1)),
+                slider_update(len(trace.src_pieces), int(piece_v or 1)))
 
-    ins = [page.trace, kind, layer, head, query, key, piece, *page.look]
-    outs = [numbers, vec_plot, input_plot]
-    quiet = dict(api_visibility="undocumented", show_progress="hidden")
-    kind.change(page.layer_range, kind, layer, queue=False, **quiet).then(
-        fit, [page.trace, kind], [query, key, piece], queue=False, **quiet)
-    for c in (layer, head, query, key, piece, *page.look):
-        c.change(draw_vectors, ins, outs, concurrency_id="draw", trigger_mode="always_last", **quiet)
-
-    def after_translate(event):
-        return event.then(fit, [page.trace, kind], [query, key, piece], queue=False, **quiet).then(
-            draw_vectors, ins, outs, concurrency_id="draw", **quiet)
-    return after_translate
+    tab = TabView(draw_vectors, [kind, layer, head, query, key, piece], [numbers, vec_plot, input_plot],
+                  [Fit(fit, [kind, query, key, piece], [query, key, piece])])
+    tab.redraw_on_kind(page, kind, layer, *tab.fits)
+    tab.redraw_on(page, [layer, head, query, key, piece], trigger_mode="always_last", show_progress="hidden")
+    return tab
 def forced_callback(translator: Translator):
     def forced_decoding(english, french, trace, original):
         """Your French read with teacher forcing: one forward pass. The views then show that pass."""
@@ -1102,6 +1153,54 @@ def redraw_visible(page: Page, tabs: list[TabView], visible: gr.State, drawn: gr
     return draw_visible, inputs, outputs
 
 
+@dataclass
+class NewTraceViews:
+    """What every new trace brings, in the same event that made the trace (one request per Translate):
+    each tab's fits (slider ranges, pickers), then the visible tab drawn. ``inputs`` and ``outputs``
+    follow the event's own; ``views(trace, set_now, current, *values)`` gives the outputs, where
+    ``set_now`` holds the values the event itself sets ({control: update}), e.g. the step slider's 1."""
+
+    fits: list
+    controls: list
+    inputs: list
+    outputs: list
+    tabs: list
+    look: list
+
+    @classmethod
+    def of(cls, page: Page, tabs: list[TabView], visible: gr.State, after_branch: bool = False) -> "NewTraceViews":
+        fits = [f for tab in tabs for f in tab.fits if f.after_branch or not after_branch]
+        controls = [c for tab in tabs for c in tab.controls]
+        inputs = [visible, *controls, *page.look, *[c for f in fits for c in f.inputs]]
+        outputs = [o for f in fits for o in f.outputs] + [o for tab in tabs for o in tab.outputs]
+        return cls(fits, controls, inputs, outputs, tabs, page.look)
+
+    def views(self, trace, set_now: dict, current, *values) -> tuple:
+        """(what the tabs were drawn from, for `drawn`), then the outputs."""
+        n_c, n_l = len(self.controls), len(self.look)
+        controls, look, rest = values[:n_c], values[n_c:n_c + n_l], values[n_c + n_l:]
+        now = {c: update_value(set_now[c], v) if c in set_now else v for c, v in zip(self.controls, controls)}
+        out, i = [], 0
+        for f in self.fits:
+            args = [update_value(set_now[c], v) if c in set_now else v for c, v in zip(f.inputs, rest[i:i + len(f.inputs)])]
+            i += len(f.inputs)
+            updates = f.fn(trace, *args) if len(f.outputs) > 1 else (f.fn(trace, *args),)
+            for c, u in zip(f.outputs, updates):
+                if c in now:
+                    now[c] = update_value(u, now[c])
+            out += updates
+        for tab in self.tabs:
+            if tab.tab_id == current:
+                try:
+                    out += tab.draw(trace, *[now[c] for c in tab.controls], *look)
+                except gr.Error as e:          # the translation still shows; this view says what failed
+                    gr.Warning(e.message)
+                    out += [gr.skip()] * len(tab.outputs)
+            else:
+                out += [gr.skip()] * len(tab.outputs)
+        return (drawn_for(trace, *look), frozenset({current})), tuple(out)
+
+
 def draw_on_select(page: Page, tab: TabView, gr_tab: gr.Tab, visible: gr.State, drawn: gr.State) -> None:
     """Opening a tab makes it the visible one and draws it, unless it is already drawn from this trace and look."""
     @safe_view
@@ -1151,29 +1250,55 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         model = dict(concurrency_id="model",   # with the batcher, waiting requests are decoded together
                      concurrency_limit=APP_TRANSLATE_WAITING if getattr(translator, "batcher", None) else concurrency)
 
-        def then_redraw(event, hooked=tabs):
-            for tab in hooked:
-                event = tab.after_translate(event) if tab.after_translate else event
-            event.then(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
-
+        # A new trace (Translate, a picked sentence or example, a link at page load) comes with its views in the
+        # same event: the tabs' fits and the visible tab's figures (NewTraceViews), one request per Translate.
+        fresh = NewTraceViews.of(page, tabs, current_tab)
         run = translate_callback(translator)
-        typed = gr.on([go_btn.click, text.submit], run, text, translated, api_name="translate", **model)
-        then_redraw(typed)
-        typed.then(sentence_choices, text, picker, api_visibility="undocumented", queue=False)
-        then_redraw(picker.input(lambda e: (e, *run(e)) if e else (gr.update(),) * 6, picker, [text, *translated],
-                                 api_visibility="undocumented", **model))
-        then_redraw(example.input(lambda e: (e, *run(e)) if e else (gr.update(),) * 6, example, [text, *translated],
-                                  api_visibility="undocumented", **model))
+
+        def translate(text_v, *values):
+            trace, *shown, step_v = run(text_v)
+            drawn_v, views_out = fresh.views(trace, {step: step_v}, *values)
+            return (trace, *shown, step_v, sentence_choices(text_v), drawn_v, *views_out)
+        translate.__doc__ = run.__doc__
+        gr.on([go_btn.click, text.submit], translate, [text, *fresh.inputs],
+              [*translated, picker, drawn, *fresh.outputs], api_name="translate_and_draw",
+              api_visibility="undocumented", **model)
+        # The API's /translate: the French, the run's details, the pieces and the step range (and this session's
+        # trace, for /step_view and the other endpoints), without the figures.
+        gr.Button(visible=False).click(run, text, translated, api_name="translate", **model)
+
+        def pick(choice, *values):
+            if not choice:
+                return (gr.update(),) * (len(translated) + 2) + (gr.skip(),) * len(fresh.outputs)
+            trace, *shown, step_v = run(choice)
+            drawn_v, views_out = fresh.views(trace, {step: step_v}, *values)
+            return (choice, trace, *shown, step_v, drawn_v, *views_out)
+        for chooser in (picker, example):
+            chooser.input(pick, [chooser, *fresh.inputs], [text, *translated, drawn, *fresh.outputs],
+                          api_visibility="undocumented", **model)
         example.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)
         # A what-if branch, going back, your French: a new trace, redrawn as after Translate, except the step
-        # tab's own hook (it would take the branch for the original).
+        # tab's fit (it would take the branch for the original).
+        branched = NewTraceViews.of(page, tabs, current_tab, after_branch=True)
+
+        def redraw_branch(trace, *values):
+            drawn_v, views_out = branched.views(trace, {}, *values)
+            return (drawn_v, *views_out)
         for ev in page.model_events:
-            then_redraw(ev, [tab for tab in tabs if tab.tab_id != "steps"])
+            ev.then(redraw_branch, [trace_state, *branched.inputs], [drawn, *branched.outputs],
+                    api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
         for c in page.look:
             c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
         load, link_outs = link_loader(translator, page, tabs)
-        then_redraw(demo.load(load, None, [text, *translated, tabs_box, current_tab, *link_outs],
-                              api_visibility="undocumented", **model))
+
+        def open_page(request: gr.Request, *values):
+            loaded = load(request)             # text, trace, French, info, pieces, step, tabs, tab, link controls
+            trace, step_v, tab_v, link_v = loaded[1], loaded[5], loaded[7], loaded[8:]
+            set_now = {step: step_v, **dict(zip(link_outs, link_v))}
+            drawn_v, views_out = fresh.views(trace, set_now, tab_v, *values[1:])
+            return (*loaded, drawn_v, *views_out)
+        demo.load(open_page, fresh.inputs, [text, *translated, tabs_box, current_tab, *link_outs, drawn, *fresh.outputs],
+                  api_visibility="undocumented", **model)
         wire_links(page, tabs, text, current_tab, link_btn, link_box)
     return demo
 

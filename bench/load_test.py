@@ -65,6 +65,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, default=APP_CONCURRENCY, help="app's --concurrency when started here")
     p.add_argument("--app-args", default="", help="more arguments for app.py when started here")
     p.add_argument("--json", action="store_true", help="print the result as one JSON line too")
+    p.add_argument("--trace-events", action="store_true",
+                   help="print every event the first user sends, with its time and bytes (what an action costs)")
     return p.parse_args(argv)
 
 
@@ -102,6 +104,7 @@ class Page:
         self.session = uuid.uuid4().hex[:11]
         self.values = {cid: c.get("props", {}).get("value") for cid, c in app.components.items()}
         self.bytes = 0
+        self.trace = False          # print every event this page sends (--trace-events, the first user)
 
     async def open(self) -> None:
         """GET / and /config, then what the page runs when it loads (load events, the first tab's select)."""
@@ -132,7 +135,12 @@ class Page:
         if dep.get("js") and not dep.get("backend_fn", True):
             return                                   # runs in the browser only
         data = [None if self.app.is_state(c) else self.values.get(c) for c in dep["inputs"]]
+        t0, b0 = time.perf_counter(), self.bytes
         out = await (self.queued(i, data) if dep.get("queue", True) else self.direct(i, data))
+        if self.trace:
+            print(f"    event {i:4d} {'queued' if dep.get('queue', True) else 'direct'} "
+                  f"{dep.get('api_name') or '-':24s} {1000 * (time.perf_counter() - t0):7.1f} ms "
+                  f"{(self.bytes - b0) / 1000:7.1f} KB", flush=True)
         changed = self.apply(dep["outputs"], out)
         for j in self.app.chained_after(i):
             await self.run(j)
@@ -298,7 +306,8 @@ async def burst_user(u: int, page: Page, ids: Ids, expected: dict, load: Load) -
 SCENARIOS = {"browser": browser_user, "lecture": lecture_user, "burst": burst_user}
 
 
-async def run_users(url: str, scenario: str, users: int, expected: dict, load: Load) -> float:
+async def run_users(url: str, scenario: str, users: int, expected: dict, load: Load,
+                    trace_events: bool = False) -> float:
     import httpx
     limits = httpx.Limits(max_connections=4 * users + 10, max_keepalive_connections=2 * users + 10)
     async with httpx.AsyncClient(timeout=httpx.Timeout(120.0), limits=limits) as http:
@@ -315,6 +324,7 @@ async def run_users(url: str, scenario: str, users: int, expected: dict, load: L
 
         async def one(u: int) -> None:
             page, counted = Page(http, url, app), False
+            page.trace = trace_events and u == 0
             try:
                 async with load.timed("open page"):
                     await page.open()
@@ -389,7 +399,7 @@ def main(argv=None) -> int:
     load = Load(think=args.think, stop_at=time.time() + args.duration)
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     try:
-        wall = asyncio.run(run_users(url, args.scenario, args.users, expected, load))
+        wall = asyncio.run(run_users(url, args.scenario, args.users, expected, load, args.trace_events))
         rss = app_rss_mb(proc)
     finally:
         if proc is not None:

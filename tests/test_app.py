@@ -24,7 +24,7 @@ def test_translate_returns_text_pieces_and_device(client):
 
 def test_step_view_redraws_from_state(client):
     french, *_ = client.predict("Where is the station?", api_name="/translate")
-    info, topk, cross, so_far = client.predict(2, 3, "mean over heads", "Light", False, "Viridis", api_name="/step_view")
+    info, topk, cross, so_far, *_ = client.predict(2, 3, "mean over heads", "Light", False, "Viridis", api_name="/step_view")
     assert "Step 2 of" in info
     fig = json.loads(topk["plot"])
     assert fig["data"][0]["type"] == "bar"

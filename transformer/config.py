@@ -83,6 +83,7 @@ APP_CONCURRENCY = 2         # translations at once (one per core on the 2-core m
 APP_TORCH_THREADS = 1       # intra-op threads per translation: concurrent requests share the cores
 APP_QUEUE_SIZE = 256        # requests that may wait before new ones are turned away
 APP_REDRAW_CONCURRENCY = 4  # figure redraws at once
+APP_DRAW_CACHE = 512        # drawn views kept for every user looking at the same trace the same way (app.DRAWS)
 APP_PORT = 7860
 TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
 PLAY_INTERVAL_S = 0.9       # seconds per step when the step-by-step view plays

@@ -1,0 +1,59 @@
+"""The shared draw cache: one drawing per (view, trace object, controls), never another trace's figure."""
+import gc
+
+from transformer.draw_cache import DrawCache, plain_key
+
+
+class Trace:   # stands for a TranslationTrace: the cache only needs an object it can weakly reference
+    def __init__(self, text):
+        self.text = text
+
+
+def test_the_same_trace_and_controls_draw_once():
+    cache, calls = DrawCache(8), []
+
+    def draw(t, layer):
+        calls.append((t.text, layer))
+        return (f"{t.text}@{layer}",)
+    t = Trace("a")
+    first = cache.get("v", t, (1,), lambda: draw(t, 1))
+    again = cache.get("v", t, (1,), lambda: draw(t, 1))
+    other_layer = cache.get("v", t, (2,), lambda: draw(t, 2))
+    other_view = cache.get("w", t, (1,), lambda: draw(t, 1))
+    assert first is again and first == ("a@1",) and other_layer == ("a@2",) and other_view == ("a@1",)
+    assert calls == [("a", 1), ("a", 2), ("a", 1)] and (cache.hits, cache.misses) == (1, 3)
+
+
+def test_an_equal_looking_trace_of_another_user_is_drawn_for_itself():
+    cache = DrawCache(8)
+    a, b = Trace("same"), Trace("same")
+    assert cache.get("v", a, (1,), lambda: ("drawn for a",)) == ("drawn for a",)
+    assert cache.get("v", b, (1,), lambda: ("drawn for b",)) == ("drawn for b",)
+
+
+def test_a_dead_trace_never_answers_for_a_new_one_at_the_same_address():
+    cache = DrawCache(8)
+    for i in range(50):     # CPython reuses freed addresses: a key by id() alone would hand back old figures
+        t = Trace(str(i))
+        assert cache.get("v", t, (), lambda: (t.text,)) == (str(i),)
+        del t
+        gc.collect()
+
+
+def test_only_plain_arguments_make_a_key():
+    assert plain_key([1, "x", None, 2.5, True, ["3", "4"]]) == (1, "x", None, 2.5, True, ("seq", ("3", "4")))
+    assert plain_key([object()]) is None and plain_key([[object()]]) is None
+    cache, calls = DrawCache(8), []
+    t, result = Trace("a"), object()
+    for _ in range(2):
+        cache.get("v", t, (result,), lambda: calls.append(1) or ("x",))
+    assert len(calls) == 2 and len(cache) == 0
+
+
+def test_freeze_runs_once_and_the_cache_stays_bounded():
+    cache, frozen = DrawCache(4), []
+    t = Trace("a")
+    for layer in range(10):
+        cache.get("v", t, (layer,), lambda: ("fig",), lambda out: frozen.append(1) or tuple(o.upper() for o in out))
+    assert len(cache) == 4 and len(frozen) == 10
+    assert cache.get("v", t, (9,), lambda: ("not drawn",)) == ("FIG",)
