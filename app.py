@@ -61,8 +61,7 @@ EXAMPLES = [
     "She has been learning to play the piano for three years.",
     "We will meet tomorrow morning in front of the museum.",
 ]
-KIND_CHOICES = [("Encoder self-attention", "encoder"), ("Decoder masked self-attention", "decoder"),
-                ("Cross-attention", "cross")]
+KIND_CHOICES = [("Encoder self", "encoder"), ("Decoder masked self", "decoder"), ("Cross", "cross")]   # …-attention
 NO_TRACE = "Translate a sentence to see this view."
 ROLLOUT_NOTE = ("*Rollout* (Abnar & Zuidema, 2020) multiplies each self-attention layer's head-mean, mixed with "
                 "the residual path, through the layers. For cross-attention this app extends it (not in the "
@@ -90,7 +89,14 @@ CSS = """
 #header{align-items:center} #look-row{gap:8px}
 #io-row textarea{font-size:var(--input-text-size)} .stepinfo{line-height:1.35}
 #step-controls .block{padding:6px 10px}
-#run-info textarea,#run-info input{font-size:var(--text-sm);opacity:.85}
+#run-info{padding:0!important;background:none!important;border:none!important;box-shadow:none!important}
+#run-info textarea,#run-info input{font-size:var(--text-sm);opacity:.85;padding:0 8px!important;min-height:0;
+ background:none!important;border:none!important;box-shadow:none!important;height:auto}
+/* the tab bar on one line at 1280 px; the kind, layer and head controls low */
+[role=tablist] button[role=tab]{padding:6px 9px;font-size:15px}
+@media (max-width:1400px){[role=tablist] button[role=tab]{padding:5px 7px;font-size:14px}} #link-btn{align-self:center}
+.block:has(>[data-testid=block-info]),.form{--block-padding:6px 10px}
+#extras .label-wrap{font-size:var(--text-sm)}
 .pieces{font-size:var(--text-sm)} .pieces div{margin:2px 0}
 /* a figure wider than a phone scrolls sideways in its box; its own title replaces the box label */
 .block:has(.js-plotly-plot):not(:has(.block)){overflow-x:auto!important}
@@ -107,7 +113,10 @@ body.presenter .gradio-container{--body-text-size:22px;--prose-text-size:22px;--
  --button-medium-text-size:22px;--button-small-text-size:20px;--text-sm:18px;--text-md:22px;
  --text-lg:24px;--text-xl:28px}
 body.presenter #look-col{min-width:min(480px,100%)!important} body.presenter #title-line h1{font-size:2.3rem!important} body.presenter #title-line .tagline{font-size:20px!important}
-body.presenter .tab-container button,body.presenter .overflow-dropdown button{font-size:22px}
+body.presenter [role=tablist] button[role=tab],body.presenter .overflow-dropdown button{font-size:21px!important;
+ padding:6px 12px!important}
+body.presenter #run-info input,body.presenter #run-info textarea{line-height:1.4!important;height:auto!important;
+ min-height:1.5em!important}
 body.presenter .piece{font-size:20px} body.presenter .pieces,body.presenter .stepinfo{font-size:22px}
 body.presenter input[type=number]{font-size:20px} body.presenter .min_value,body.presenter .max_value{font-size:18px}
 /* phones: every control on its own line, the step buttons side by side under their slider (Gradio puts
@@ -312,15 +321,15 @@ def build_steps_tab(page: Page) -> TabView:
                          elem_id="step-slider", interactive=False)
         next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1, min_width=100)
         play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1, min_width=100)
-        layer = gr.Slider(1, L, value=L, step=1, label="Cross-attention layer", scale=3, elem_id="step-layer")
+        layer = gr.Slider(1, L, value=L, step=1, label="Layer", scale=3, elem_id="step-layer")
         head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=2, min_width=190,
                            elem_id="step-head")
     timer = gr.Timer(PLAY_INTERVAL_S, active=False)
     step_info = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="step-info")
     with gr.Row():
-        topk_plot = gr.Plot(label="Next-token probabilities", elem_id="topk-plot")
-        cross_plot = gr.Plot(label="Cross-attention over the source", elem_id="cross-step-plot")
-    cross_steps = gr.Plot(label="Cross-attention, steps so far", elem_id="cross-steps-plot")
+        topk_plot = gr.Plot(show_label=False, label="Next-token probabilities", elem_id="topk-plot")
+        cross_plot = gr.Plot(show_label=False, label="Cross-attention over the source", elem_id="cross-step-plot")
+    cross_steps = gr.Plot(show_label=False, label="Cross-attention, steps so far", elem_id="cross-steps-plot")
     kv_html = kv_cache_accordion()
     code_panel(trace_greedy)
 
@@ -452,19 +461,24 @@ def build_what_if(page: Page, step):
 
 
 def build_explorer_tab(page: Page) -> TabView:
-    with gr.Row():
-        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
-        mode = gr.Radio([("One head", "head"), ("Mean over heads", "mean"), ("Rollout across layers", "rollout")],
-                        value="head", label="Show")
-        scaling = gr.Radio(["shared across heads", "per head"], value="shared across heads", label="Colour scaling")
-    with gr.Row():
-        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", elem_id="explorer-layer")
-        head = gr.Dropdown(page.head_choices, value="1", label="Head", elem_id="explorer-head")
-    gr.Markdown(ROLLOUT_NOTE)
-    ex_plot = gr.Plot(label="Attention map", elem_id="explorer-plot")
+    with gr.Row(elem_id="explorer-controls"):     # one row: the map stays on a laptop's first screen
+        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind", elem_id="explorer-kind", scale=3,
+                        min_width=330)
+        mode = gr.Dropdown([("One head", "head"), ("Mean over heads", "mean"), ("Rollout across layers", "rollout")],
+                           value="head", label="Show", scale=1, min_width=150, elem_id="explorer-mode",
+                           filterable=False)
+        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", elem_id="explorer-layer",
+                          scale=2, min_width=180)
+        head = gr.Dropdown(page.head_choices, value="1", label="Head", elem_id="explorer-head", scale=1, min_width=90,
+                           filterable=False)
+        scaling = gr.Dropdown([("shared", "shared across heads"), ("per head", "per head")],
+                              value="shared across heads", label="Colour scale", scale=1, min_width=150,
+                              elem_id="explorer-scaling", filterable=False)
+    rollout_note = gr.Markdown(ROLLOUT_NOTE, visible=False, elem_id="rollout-note")
+    ex_plot = gr.Plot(show_label=False, label="Attention map", elem_id="explorer-plot")
     gr.Markdown("**All heads** (layers × heads, like BertViz's model view). Hover for values; pick a "
                 "layer and head above to enlarge one.")
-    grid_plot = gr.Plot(label="All heads", elem_id="grid-plot")
+    grid_plot = gr.Plot(show_label=False, label="All heads", elem_id="grid-plot")
     code_panel(scaled_dot_product_attention)
 
     @safe_view
@@ -479,7 +493,8 @@ def build_explorer_tab(page: Page) -> TabView:
     tab = TabView(draw_explorer, [kind, layer, head, mode, scaling], [ex_plot, grid_plot])
     tab.link = dict(kind=kind, layer=layer, head=head)
     tab.redraw_on_kind(page, kind, layer)
-    mode.change(lambda m: gr.update(visible=m == "head"), mode, head, api_visibility="undocumented", queue=False)
+    mode.change(lambda m: (gr.update(visible=m == "head"), gr.update(visible=m == "rollout")), mode,
+                [head, rollout_note], api_visibility="undocumented", queue=False)
     head.change(tab.draw, tab.inputs(page), tab.outputs, api_name="explorer", show_progress="hidden",
                 trigger_mode="always_last", concurrency_id="draw")
     tab.redraw_on(page, [layer, mode, scaling], show_progress="hidden", trigger_mode="always_last")
@@ -487,10 +502,11 @@ def build_explorer_tab(page: Page) -> TabView:
 
 
 def build_summary_tab(page: Page) -> TabView:
-    gr.Markdown("Entropy of each head's attention (0 = looks at one piece, 1 = spread evenly) and the "
-                "simple pattern it follows most, to find interesting heads fast.")
-    kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
-    plot = gr.Plot(label="Heads at a glance", elem_id="summary-plot")
+    with gr.Row(equal_height=True):
+        gr.Markdown("Entropy of each head's attention (0 = looks at one piece, 1 = spread evenly) and the "
+                    "simple pattern it follows most, to find interesting heads fast.")
+        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind", min_width=430)
+    plot = gr.Plot(show_label=False, label="Heads at a glance", elem_id="summary-plot")
     gr.Markdown(views.summary_legend())
     table = gr.Dataframe(headers=["layer", "head", "entropy", "label", "strongest pattern", "its share"],
                          label="Per head", interactive=False, wrap=True)
@@ -513,12 +529,12 @@ def build_positional_tab(page: Page) -> TabView:
     d_model = page.cfg.d_model
     gr.Markdown("PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)). "
                 "The input's positions are outlined.")
+    heat = gr.Plot(show_label=False, label="Positional encoding matrix", elem_id="pe-heatmap")
     dims = gr.Dropdown([str(d) for d in range(d_model)], value=[str(d) for d in PE_DEFAULT_DIMS if d < d_model],
-                       multiselect=True, label="Dimensions to plot as curves")
-    heat = gr.Plot(label="Positional encoding matrix", elem_id="pe-heatmap")
+                       multiselect=True, label="Dimensions to plot as curves (below)")
     with gr.Row():
-        curves = gr.Plot(label="Curves")
-        similarity = gr.Plot(label="Similarity between positions")
+        curves = gr.Plot(show_label=False, label="Curves")
+        similarity = gr.Plot(show_label=False, label="Similarity between positions")
     code_panel(sinusoidal_encoding, PositionalEncoding.forward)
 
     @safe_view
@@ -530,23 +546,22 @@ def build_positional_tab(page: Page) -> TabView:
     return tab
 
 
-def one_head_row(page: Page):
-    """Attention kind, layer and one head (no mean): the controls of the views of a single head."""
+def one_head_row(page: Page, more: Callable[[], tuple] = tuple):
+    """Attention kind, layer and one head (no mean) on one row, then what `more()` adds to it: the controls
+    of the views of a single head."""
     with gr.Row():
-        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind")
-        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer")
-        head = gr.Dropdown(page.head_choices[1:], value="1", label="Head")
-    return kind, layer, head
+        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind", scale=4, min_width=330)
+        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", scale=2, min_width=160)
+        head = gr.Dropdown(page.head_choices[1:], value="1", label="Head", scale=1, min_width=90)
+        return (kind, layer, head, *more())
 
 
 def build_inside_tab(page: Page) -> TabView:
-    gr.Markdown("The steps of scaled dot-product attention for one head: QKᵀ, ÷√d_k, mask, softmax.")
-    kind, layer, head = one_head_row(page)
-    with gr.Row():
-        query = gr.Slider(1, 2, value=1, step=1, label="Query row for the comparison")
-        unscaled = gr.Checkbox(label="Show the softmax WITHOUT ÷√d_k", value=False)
-    plot = gr.Plot(label="Scaled dot-product attention, step by step", elem_id="inside-plot")
-    row = gr.Plot(label="One query: with and without scaling")
+    kind, layer, head, query, unscaled = one_head_row(page, lambda: (   # the figure's title names the steps
+        gr.Slider(1, 2, value=1, step=1, label="Query row", scale=2, min_width=160),
+        gr.Checkbox(label="Softmax without ÷√d_k", value=False, scale=1, min_width=150)))
+    plot = gr.Plot(show_label=False, label="Scaled dot-product attention, step by step", elem_id="inside-plot")
+    row = gr.Plot(show_label=False, label="One query: with and without scaling")
     text = gr.Markdown()
     code_panel(scaled_dot_product_attention)
 
@@ -572,21 +587,22 @@ def build_inside_tab(page: Page) -> TabView:
 
 def build_learning_tab(page: Page) -> TabView:
     n = len(page.replay.points) if page.replay else 1
-    gr.Markdown("How the model learned: during training, 8 fixed sentences were translated at log-spaced steps. "
-                "Move through training and watch the translation, the loss and the attention take shape.")
     with gr.Row():
         example = gr.Dropdown(learning.example_choices(page.replay) if page.replay else [("(no replay)", 0)],
-                              value=0, label="Example sentence", scale=3)
-        point = gr.Slider(1, max(n, 2), value=n, step=1, label="Training checkpoint (early → late)", scale=3,
-                          elem_id="replay-slider")
+                              value=0, label="Example sentence", scale=2, min_width=260)
+        point = gr.Slider(1, max(n, 2), value=n, step=1, label="Training checkpoint (early → late)", scale=2,
+                          min_width=260, elem_id="replay-slider")
     with gr.Row():
-        kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind")
-        layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer")
-        head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head")
-    info = gr.HTML(elem_id="replay-info")
+        kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind", scale=3, min_width=330)
+        layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer", scale=2, min_width=180)
+        head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=1, min_width=150)
     with gr.Row():
-        attn_plot = gr.Plot(label="Attention at this point of training", elem_id="replay-plot")
-        loss_plot = gr.Plot(label="Loss", elem_id="replay-loss")
+        attn_plot = gr.Plot(show_label=False, label="Attention at this point of training", elem_id="replay-plot")
+        with gr.Column():
+            gr.Markdown("During training, 8 fixed sentences were translated at log-spaced steps: move through "
+                        "training and watch the translation, the loss and the attention take shape.")
+            info = gr.HTML(elem_id="replay-info")
+            loss_plot = gr.Plot(show_label=False, label="Loss", elem_id="replay-loss")
 
     @safe_view
     def draw_learning(trace, example_v, point_v, kind_v, layer_v, head_v, look, large, scale):
@@ -647,9 +663,10 @@ def build_why_tab(page: Page) -> TabView:
 
 def build_lines_view(page: Page) -> TabView:
     with gr.Row():
-        kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind")
-        layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer")
-        heads = gr.CheckboxGroup(page.head_choices[1:], value=page.head_choices[1:], label="Heads")
+        kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind", scale=4, min_width=330)
+        layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer", scale=2, min_width=160)
+        heads = gr.CheckboxGroup(page.head_choices[1:], value=page.head_choices[1:], label="Heads", scale=4,
+                                 min_width=300)
     caption = gr.Markdown(elem_id="lines-caption")
     lines = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="lines-html")
     code_panel(MultiHeadAttention.forward)
@@ -712,10 +729,10 @@ def build_attribution_view(page: Page) -> None:
     result = gr.State(None)
     gap = gr.Markdown(elem_id="attr-gap")
     with gr.Row():
-        plots = [gr.Plot(label="Integrated Gradients", elem_id="attr-ig"),
-                 gr.Plot(label="Cross-attention", elem_id="attr-cross")]
+        plots = [gr.Plot(show_label=False, label="Integrated Gradients", elem_id="attr-ig"),
+                 gr.Plot(show_label=False, label="Cross-attention", elem_id="attr-cross")]
     with gr.Row():
-        plots += [gr.Plot(label="Gradient × input", elem_id="attr-gx"), gr.Plot(label="Agreement", elem_id="attr-agree")]
+        plots += [gr.Plot(show_label=False, label="Gradient × input", elem_id="attr-gx"), gr.Plot(show_label=False, label="Agreement", elem_id="attr-agree")]
     with gr.Accordion("Numbers (JSON)", open=False):
         numbers = gr.JSON(elem_id="attr-json")
     code_panel(attribution.target_probs, attribution.path_gradients, attribution.attribute)
@@ -744,8 +761,8 @@ def build_vectors_view(page: Page) -> TabView:
         key = gr.Slider(1, 2, value=1, step=1, label="Key piece")
         piece = gr.Slider(1, 2, value=1, step=1, label="Source piece for the input to layer 1")
     numbers = gr.Markdown(elem_id="vectors-text")
-    vec_plot = gr.Plot(label="Query, key and their product", elem_id="vectors-plot")
-    input_plot = gr.Plot(label="Embedding × √d_model + positional encoding", elem_id="input-plot")
+    vec_plot = gr.Plot(show_label=False, label="Query, key and their product", elem_id="vectors-plot")
+    input_plot = gr.Plot(show_label=False, label="Embedding × √d_model + positional encoding", elem_id="input-plot")
     code_panel(vectors.layer_inputs, vectors.head_vectors, Transformer.embed)
 
     @safe_view
@@ -822,7 +839,7 @@ def build_steer_tab(page: Page) -> TabView:
         copy_btn = gr.Button("Start from the model's French", scale=1, elem_id="forced-copy")
         score_btn = gr.Button("Score my French", variant="primary", scale=1, elem_id="forced-btn")
     forced_info = gr.HTML(elem_id="forced-info")
-    forced_plot = gr.Plot(label="Your French under the model", elem_id="forced-plot")
+    forced_plot = gr.Plot(show_label=False, label="Your French under the model", elem_id="forced-plot")
     with gr.Accordion("Per piece (JSON)", open=False):
         forced_json = gr.JSON(label="piece, probability, rank, top_piece, cross_entropy", elem_id="forced-json")
     gr.Markdown("**Beam search** keeps the `width` best hypotheses at every step instead of one.")
@@ -832,7 +849,7 @@ def build_steer_tab(page: Page) -> TabView:
         beam_btn = gr.Button("Run beam search", variant="primary", scale=1, elem_id="beam-btn")
     beam_text = gr.Textbox(label="Beam search translation", interactive=False, elem_id="beam-text")
     beam_info = gr.HTML(elem_id="beam-info-box")
-    beam_plot = gr.Plot(label="The search tree", elem_id="beam-plot")
+    beam_plot = gr.Plot(show_label=False, label="The search tree", elem_id="beam-plot")
     forced_state, beam_state = gr.State(None), gr.State(None)
     beam_no = gr.Number(BEAM_DEFAULT, precision=0, visible=False)   # the width as a plain number (the API's input)
     beam.change(lambda v: v, beam, beam_no, api_visibility="undocumented", queue=False)
@@ -923,12 +940,12 @@ def build_input_section(extras: Callable[[], list]):
         go_btn = gr.Button("Translate →", variant="primary", scale=1, min_width=120, elem_id="translate-btn")
         french = gr.Textbox(label="French", interactive=False, scale=5, elem_id="fr-text", buttons=["copy"],
                             show_label=False, container=False, placeholder="French translation")
+        link_btn = gr.Button("Copy link", size="sm", scale=0, min_width=120, elem_id="link-btn")
     with gr.Row(elem_id="pieces-row"):
         with gr.Column(scale=3, min_width=300, elem_id="pieces-col"):
             pieces = gr.HTML(elem_id="pieces")
             info = gr.Textbox(label="Run", show_label=False, container=False, interactive=False, elem_id="run-info")
         with gr.Column(scale=1, min_width=260, elem_id="extras"):
-            link_btn = gr.Button("Copy link to this view", size="sm", elem_id="link-btn")
             link_box = gr.Textbox(label="Link to this view (copied)", visible=False, interactive=False,
                                   elem_id="link-box", buttons=["copy"])
             look = extras()
@@ -1207,7 +1224,9 @@ def draw_on_select(page: Page, tab: TabView, gr_tab: gr.Tab, visible: gr.State, 
     def draw_if_stale(trace, drawn_v, *values):
         now = drawn_for(trace, *values[-len(page.look):])
         was, tab_ids = drawn_v or (None, frozenset())
-        if was == now and tab.tab_id in tab_ids:
+        # Nothing translated and nothing drawn yet: the first tab's select at page mount, racing the page's own
+        # translation (which draws this tab itself); drawing empty figures now could land after it.
+        if (was == now and tab.tab_id in tab_ids) or (trace is None and drawn_v is None):
             return (tab.tab_id, gr.skip(), *[gr.skip()] * len(tab.outputs))
         return (tab.tab_id, (now, (tab_ids if was == now else frozenset()) | {tab.tab_id}), *tab.draw(trace, *values))
 
@@ -1224,7 +1243,7 @@ def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab
                 tabs.append(build(page))
             tabs[-1].tab_id = tab_id
             draw_on_select(page, tabs[-1], gr_tab, current_tab, drawn)
-        with gr.Tab("About the model", id="about") as tab:
+        with gr.Tab("About", id="about") as tab:
             build_about_tab(page, translator.model.num_parameters(), checkpoint)
         tab.select(lambda: "about", None, current_tab, api_visibility="undocumented", queue=False)
     return tabs, tabs_box

@@ -3,6 +3,7 @@ colour scale as named, masked cells stay distinct, and the explorer's controls f
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +42,12 @@ def test_plotlyjs_draws_every_offered_scale_as_named(browser):
     page.close()
 
 
+def pick(page, elem_id: str, option: str) -> None:
+    """Choose `option` in the Gradio dropdown `elem_id`, as a user does (open it, click the option)."""
+    page.locator(f"#{elem_id} input").click()
+    page.locator("[role=option]:visible", has_text=option).first.click()
+
+
 def test_explorer_keeps_the_layer_and_hides_the_head_picker(browser, app_url):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     translate_and_step(page, app_url)
@@ -49,13 +56,17 @@ def test_explorer_keeps_the_layer_and_hides_the_head_picker(browser, app_url):
     number.fill("2")
     number.press("Enter")
     page.wait_for_timeout(800)
-    page.locator("label:visible:has-text('Cross-attention')").first.click()
+    page.locator("#explorer-kind label:visible", has_text=re.compile(r"^\s*Cross\s*$")).first.click()
     page.wait_for_timeout(1500)
     assert number.input_value() == "2"                                   # not reset to 1
     assert page.locator("#explorer-head").is_visible()
-    page.locator("label:visible:has-text('Mean over heads')").first.click()
+    pick(page, "explorer-mode", "Mean over heads")
     page.wait_for_timeout(1000)
     assert not page.locator("#explorer-head").is_visible()               # no head to pick for a mean
-    page.locator("label:visible:has-text('One head')").first.click()
+    pick(page, "explorer-mode", "Rollout across layers")
+    page.locator("#rollout-note").wait_for(state="visible", timeout=10_000)   # says what rollout is here
+    assert "Abnar" in page.locator("#rollout-note").inner_text()
+    pick(page, "explorer-mode", "One head")
     page.locator("#explorer-head").wait_for(state="visible", timeout=10_000)
+    assert not page.locator("#rollout-note").is_visible()
     page.close()

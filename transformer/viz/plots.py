@@ -114,8 +114,9 @@ def label_room(labels: Sequence[str], font_size: int, angle: float = 45) -> int:
 
 
 def _top_margin(font_size: int, title) -> int:
-    """Room for the title below Gradio's label badge, growing with the type size."""
-    return int(3.2 * font_size + 30) if title else 40
+    """Room for the title (and Plotly's toolbar beside it), growing with the type size. (Gradio's label
+    badge over a figure is hidden by the app's CSS: the figure's own title names it.)"""
+    return int(2.0 * font_size + 22) if title else 30
 
 
 def _ticks(labels: Sequence[str], max_ticks: int = 80) -> dict:
@@ -155,8 +156,8 @@ def mask_hatch(n_rows: int, n_cols: int, xref: str = "x", yref: str = "y") -> di
 def heatmap_height(n_rows: int, x_labels: Sequence[str], font_size: int, title: bool = True, cap: int = 1400) -> int:
     """Tall enough that every row label has its line at this type size, with room for the title
     above and the rotated column labels and axis title below."""
-    row = max(16, int(1.45 * font_size))
-    return int(min(cap, max(grow(360, font_size), _top_margin(font_size, title) + row * max(n_rows, 6)
+    row = max(16, int(1.3 * font_size))
+    return int(min(cap, max(grow(300, font_size), _top_margin(font_size, title) + row * max(n_rows, 6)
                             + label_room(x_labels, font_size) + 2 * font_size + 20)))
 
 
@@ -300,7 +301,7 @@ def topk_bar(pieces: Sequence[str], probs: Sequence[float], chosen: int = 0, tit
                hovertemplate="%{customdata}: %{x:.2%}<extra></extra>", cliponaxis=False)
     layout = dict(yaxis=dict(autorange="reversed", **_ticks(pieces)),
                   xaxis=dict(title=dict(text="probability"), range=[0, 1.15], tickformat=".0%"))
-    height = _top_margin(font_size, title) + int(1.9 * font_size) * max(len(labels), 3) + 3 * font_size + 20
+    height = _top_margin(font_size, title) + int(1.8 * font_size) * max(len(labels), 3) + 3 * font_size + 20
     return _fast_figure([bar], layout, dark, font_size, height, title)
 
 
@@ -371,7 +372,7 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
             notes.append(dict(x=x[h], y=y[l], text=text, showarrow=False,
                               font=dict(size=size, color="white" if values[l, h] < 0.6 else "black")))
     layout = dict(yaxis=dict(autorange="reversed"), annotations=notes)
-    return _fast_figure([heat], layout, dark, font_size, _top_margin(font_size, title) + grow(70, font_size) * L + 40,
+    return _fast_figure([heat], layout, dark, font_size, _top_margin(font_size, title) + grow(56, font_size) * L + 40,
                         title)
 
 
@@ -392,7 +393,7 @@ def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoid
                                       bgcolor="rgba(20,20,20,0.85)" if dark else "rgba(255,255,255,0.92)",
                                       bordercolor="#E69F00", borderwidth=2,
                                       font=dict(color="#f5f5f5" if dark else "#111111"))]
-    return _fast_figure([heat], layout, dark, font_size, grow(480, font_size), title)
+    return _fast_figure([heat], layout, dark, font_size, grow(420, font_size), title)
 
 
 def positional_curves(pe: np.ndarray, dims: Sequence[int], n_marked: int = 0, dark: bool = False,
@@ -449,8 +450,8 @@ def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels
     q, k = numbered(query_labels), numbered(key_labels)
     Tq, Tk = len(q), len(k)
     values = max(Tq, Tk) <= CELL_VALUES_MAX_PIECES
-    row = max(14, int(1.3 * font_size))
-    panel, title_h, xlab = row * max(Tq, 4), int(1.8 * font_size), label_room(k, font_size, 60)
+    row = max(12, int(1.0 * font_size))
+    panel, title_h, xlab = row * max(Tq, 4), int(1.4 * font_size), label_room(k, font_size, 60)
     top = _top_margin(font_size, title) + title_h
     plot_h = 2 * panel + title_h
     lim = float(np.nanmax(np.abs(steps.raw))) if np.isfinite(steps.raw).any() else 1.0

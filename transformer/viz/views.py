@@ -25,7 +25,7 @@ KIND_TITLES = {
 AXIS_TITLES = {   # (query axis, key axis)
     "encoder": ("source piece (query)", "source piece (key)"),
     "decoder": ("decoder input (query)", "decoder input (key; hatched grey = future, masked)"),
-    "cross": ("target step (→ token it produced)", "source piece"),
+    "cross": ("step → piece produced", "source piece"),
 }
 
 
@@ -147,7 +147,7 @@ def step_view(trace: TranslationTrace, step: int, layer: int, head, look: Look):
     w = trace.cross.probs[layer - 1, :, step - 1]
     w = w.mean(0) if h is None else w[h]
     who = "mean over heads" if h is None else f"head {h + 1}"
-    cross = plots.source_attention_bar(trace.src_pieces, w, f"Step {step}: layer {layer}, {who}",
+    cross = plots.source_attention_bar(trace.src_pieces, w, f"Cross-attention at step {step}: layer {layer}, {who}",
                                        look.dark, look.font)
     return step_info_html(trace, step), topk, cross
 
@@ -254,7 +254,7 @@ def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, 
     q, k = query_labels(trace, maps), maps.keys
     steps = analysis.inside_head(maps.scores[layer - 1, h], trace.d_head, causal=maps.causal)
     fig = plots.inside_head_figure(steps, q, k, trace.d_head, scaled=not unscaled,
-                                   title=f"Inside {KIND_TITLES[kind].lower()}, layer {layer}, head {h + 1} (d_k = {trace.d_head})",
+                                   title=f"Inside {KIND_TITLES[kind].lower()}, layer {layer}, head {h + 1} (d_k = {trace.d_head}): QKᵀ, ÷√d_k, mask, softmax",
                                    dark=look.dark, font_size=max(11, look.font - 1), colorscale=look.colorscale)
     qi = clamp(query, 1, len(q)) - 1
     sm_s, sm_u = steps.softmax[qi], steps.softmax_unscaled[qi]

@@ -90,7 +90,7 @@ def attribution_heatmap(attr: Attribution, dark: bool, font_size: int):
     return plots.attention_heatmap(attr.scores, [f"→ {plots.shown_piece(p)}" for p in attr.tgt_pieces], attr.src_pieces, title,
                                    zmin=-m, zmax=m, colorscale="RdBu", dark=dark, font_size=font_size,
                                    value_name="attribution", xaxis_title="source piece",
-                                   yaxis_title="target step (→ token it produced)")
+                                   yaxis_title="step → piece produced")
 
 
 def agreement_figure(attr: Attribution, cross_layer: np.ndarray, layer: int, dark: bool, font_size: int):
@@ -176,7 +176,7 @@ def attribution_views(trace, attrs: Sequence[Attribution], layer: int, look):
     cross_fig = plots.attention_heatmap(cross.mean(0), [f"→ {p}" for p in trace.tgt_pieces], trace.src_pieces,
                                         f"Cross-attention, layer {layer}, mean over heads", colorscale=look.colorscale,
                                         dark=look.dark, font_size=font, xaxis_title="source piece",
-                                        yaxis_title="target step (→ token it produced)")
+                                        yaxis_title="step → piece produced")
     agree = agreement_figure(attrs[0], cross, layer, look.dark, font)
     text = " ".join(
         f"**{METHOD_TITLES[a.method]}**: Σ attributions vs f(input) − f(baseline), largest gap "
