@@ -29,7 +29,7 @@ import gradio as gr
 from gradio.components.plot import PlotData
 
 from transformer.config import (APP_CACHE_CLEAN_S, APP_CONCURRENCY, APP_DRAW_CACHE, APP_PORT, APP_QUEUE_SIZE,
-                                APP_REDRAW_CONCURRENCY, APP_MAX_THREADS, APP_REPORT_KEEP_S, APP_TORCH_THREADS, APP_TRANSLATE_WAITING, BEAM_DEFAULT, BEAM_MAX, MAX_INPUT_CHARS, PE_DEFAULT_DIMS, PLAY_INTERVAL_S, REPLAY_POINTS, TEXTBOX_MAX_CHARS,
+                                APP_REDRAW_CONCURRENCY, APP_MAX_THREADS, APP_REPORT_KEEP_S, APP_TORCH_THREADS, APP_TRANSLATE_WAITING, BEAM_DEFAULT, BEAM_MAX, MAX_INPUT_CHARS, PE_DEFAULT_DIMS, PLAY_INTERVAL_S, PLAY_SPEEDS, REPLAY_POINTS, TEXTBOX_MAX_CHARS,
                                 ModelConfig)
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, REPLAY_FILE, CheckpointError
 from transformer.draw_cache import DrawCache
@@ -321,7 +321,9 @@ def build_steps_tab(page: Page) -> TabView:
                          elem_id="step-slider", interactive=False)
         next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1, min_width=100)
         play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1, min_width=100)
-        layer = gr.Slider(1, L, value=L, step=1, label="Layer", scale=3, elem_id="step-layer")
+        speed = gr.Dropdown(PLAY_SPEEDS, value=PLAY_INTERVAL_S, label="Play: s / step", scale=1, min_width=100,
+                            elem_id="play-speed", filterable=False)
+        layer = gr.Slider(1, L, value=L, step=1, label="Layer", scale=2, elem_id="step-layer")
         head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=2, min_width=190,
                            elem_id="step-head")
     timer = gr.Timer(PLAY_INTERVAL_S, active=False)
@@ -333,63 +335,69 @@ def build_steps_tab(page: Page) -> TabView:
     kv_html = kv_cache_accordion()
     code_panel(trace_greedy)
 
-    @safe_view
-    def draw_step(trace, step_v, layer_v, head_v, look, large, scale):
-        lk = look_of(look, large, scale)
-        if trace is None:
-            return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 3))
-        args = (trace, int(step_v or 1), int(layer_v or 1), head_v, lk)
-        return (*views.step_view(*args), views.cross_steps_figure(*args))
-
-    @safe_view
-    def draw_kv(trace, step_v):
-        return f"<i>{NO_TRACE}</i>" if trace is None else kv_view(trace, page.cfg, int(step_v or 1))
-
     page.step_slider = step
     cand, step_no, candidates = build_what_if(page, step)
 
-    def fit(trace, step_v):
-        """A new translation: it is the original now, and the candidates and the cache are of its step."""
-        return trace, "", candidates(trace, step_v), draw_kv(trace, step_v)
+    @safe_view
+    def draw_step(trace, step_v, layer_v, head_v, look, large, scale):
+        """A step's figures, and with them its KV cache, its what-if candidates and the step for the API."""
+        lk = look_of(look, large, scale)
+        if trace is None:
+            return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 3), f"<i>{NO_TRACE}</i>", candidates(None, 1), 1)
+        args = (trace, int(step_v or 1), int(layer_v or 1), head_v, lk)
+        return (*views.step_view(*args), views.cross_steps_figure(*args), kv_view(trace, page.cfg, args[1]),
+                candidates(trace, args[1]), args[1])
 
-    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps],
-                  [Fit(fit, [step], [page.original, page.viewing, cand, kv_html], after_branch=False)], step)
+    def fit(trace):
+        """A new translation is the original now (a what-if branch or your French is not)."""
+        return trace, ""
+
+    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps, kv_html, cand, step_no],
+                  [Fit(fit, [], [page.original, page.viewing], after_branch=False)], step)
     tab.link = dict(step=step, layer=layer, head=head)
-
-    def step_moved(trace, step_v, *values):
-        """One event per step: its figures, the KV cache, the what-if candidates and the step for the API."""
-        return (*tab.draw(trace, step_v, *values), draw_kv(trace, step_v), candidates(trace, step_v), step_v)
-    step.change(step_moved, tab.inputs(page), [*tab.outputs, kv_html, cand, step_no], api_name="step_view",
-                show_progress="hidden", trigger_mode="always_last", concurrency_id="draw")
+    # The step's figures come in the same event that moves the slider (Previous, Next, the keys, Play), so they
+    # always show the step the slider shows; a drag of the slider is one event too.
+    step.input(tab.draw, tab.inputs(page), tab.outputs, api_name="step_view", show_progress="hidden",
+               trigger_mode="always_last", concurrency_id="draw")
     tab.redraw_on(page, [layer, head], show_progress="hidden")
-    wire_step_buttons(page, step, prev_btn, next_btn, play_btn, timer)
+    wire_step_buttons(page, tab, step, prev_btn, next_btn, play_btn, timer, speed)
     return tab
 
 
-def wire_step_buttons(page: Page, step, prev_btn, next_btn, play_btn, timer) -> None:
-    """Previous / Next (and the ← → keys, which click them), Play / Pause with a timer."""
-    def shift(trace, step_v, delta):
-        n = views.n_steps(trace)
-        return max(1, min(n, int(step_v or 1) + delta)) if n else 1
+def wire_step_buttons(page: Page, tab: TabView, step, prev_btn, next_btn, play_btn, timer, speed) -> None:
+    """Previous / Next (and the ← → keys, which click them), Play / Pause with a timer at the chosen speed.
+    Each moves the slider and draws that step in one event."""
+    def moved_to(trace, new_step, values):
+        return (new_step, *tab.draw(trace, new_step, *values))
 
-    def tick(trace, step_v):
+    def shift(delta):
+        def go(trace, step_v, *values):
+            n = views.n_steps(trace)
+            return moved_to(trace, max(1, min(n, int(step_v or 1) + delta)) if n else 1, values)
+        return go
+
+    def tick(trace, step_v, *values):
         n = views.n_steps(trace)
         if not n or int(step_v or 1) >= n:
-            return gr.update(), gr.Timer(active=False), "▶ Play"
-        return int(step_v) + 1, gr.update(), gr.update()
+            return (gr.update(), gr.Timer(active=False), "▶ Play", *[gr.skip()] * len(tab.outputs))
+        new_step, *drawn = moved_to(trace, int(step_v) + 1, values)
+        return (new_step, gr.update(), gr.update(), *drawn)
 
-    def toggle_play(trace, step_v, label):
+    def toggle_play(trace, step_v, label, interval, *values):
         n = views.n_steps(trace)
         if label.startswith("▶") and n > 1:
-            start = 1 if int(step_v or 1) >= n else int(step_v or 1)
-            return start, gr.Timer(active=True), "⏸ Pause"
-        return gr.update(), gr.Timer(active=False), "▶ Play"
+            new_step, *drawn = moved_to(trace, 1 if int(step_v or 1) >= n else int(step_v or 1), values)
+            return (new_step, gr.Timer(value=float(interval or PLAY_INTERVAL_S), active=True), "⏸ Pause", *drawn)
+        return (gr.update(), gr.Timer(active=False), "▶ Play", *[gr.skip()] * len(tab.outputs))
 
-    quiet = dict(api_visibility="undocumented", show_progress="hidden")
-    prev_btn.click(lambda t, s: shift(t, s, -1), [page.trace, step], step, queue=False, **quiet)
-    next_btn.click(lambda t, s: shift(t, s, +1), [page.trace, step], step, queue=False, **quiet)
-    play_btn.click(toggle_play, [page.trace, step, play_btn], [step, timer, play_btn], **quiet)
-    timer.tick(tick, [page.trace, step], [step, timer, play_btn], **quiet)
+    ins, rest = [page.trace, step], [*tab.controls[1:], *page.look]
+    quiet = dict(api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
+    prev_btn.click(shift(-1), [*ins, *rest], [step, *tab.outputs], **quiet)
+    next_btn.click(shift(+1), [*ins, *rest], [step, *tab.outputs], **quiet)
+    play_btn.click(toggle_play, [*ins, play_btn, speed, *rest], [step, timer, play_btn, *tab.outputs], **quiet)
+    timer.tick(tick, [*ins, *rest], [step, timer, play_btn, *tab.outputs], **quiet)
+    speed.change(lambda v: gr.Timer(value=float(v or PLAY_INTERVAL_S)), speed, timer, api_visibility="undocumented",
+                 queue=False)
 
 
 def greedy_of(trace, original, english: str):

@@ -189,3 +189,29 @@ def test_why_this_word_views_in_a_browser(browser, app_url, tmp_path):
     assert "q · k" in page.locator("#vectors-text").inner_text()
     assert not errors, errors
     page.close()
+
+
+def test_play_shows_the_step_the_slider_shows_at_the_chosen_speed(browser, app_url):
+    """Play moves the slider and draws that step in one event: at every moment the slider, the step line and
+    the figures' titles name the same step; the speed picker sets the seconds per step."""
+    from tools.screenshots import open_link
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    open_link(page, app_url, text="We will meet tomorrow morning in front of the museum.")
+    page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)
+    page.locator("#play-speed input").click()
+    page.locator("[role=option]:visible", has_text="0.5").first.click()
+    page.click("#play-step")
+    seen = set()
+    t0 = time.time()
+    while time.time() - t0 < 6 and len(seen) < 4:
+        shown = page.evaluate("""() => [
+            document.querySelector('#step-slider input[type=number]').value,
+            (document.querySelector('#step-info').innerText.match(/Step (\\d+) of/) || [])[1],
+            (document.querySelector('#topk-plot .js-plotly-plot')._fullLayout.title.text.match(/step (\\d+)/) || [])[1]]""")
+        assert shown[0] == shown[1] == shown[2], shown        # slider, step line and figure agree
+        seen.add(shown[0])
+        time.sleep(0.15)
+    elapsed = time.time() - t0
+    assert len(seen) >= 4, (seen, elapsed)                    # 0.5 s a step: four steps within 6 s
+    page.click("#play-step")                                   # pause
+    page.close()
