@@ -53,13 +53,16 @@ def test_forced_probabilities_equal_log_softmax_of_a_full_forward(model, tokeniz
         assert p.top_piece == tokenizer.pieces([int(logp[t].argmax())])[0]
     assert result.mean_loss == pytest.approx(-float(sum(logp[t, i] for t, i in enumerate(french))) / len(french), 1e-5)
     assert result.perplexity == pytest.approx(math.exp(result.mean_loss))
-    # every attention map of the forced pass is the forward's (future cells of decoder self-attention: NaN)
+    # every attention map of the forced pass is the forward's (future cells of decoder self-attention: their
+    # scores before the mask, and probability 0)
     tr = result.trace
     stack = lambda ws, a: torch.stack([getattr(w, a)[0] for w in ws]).numpy()
     np.testing.assert_allclose(tr.encoder.probs, stack(out.encoder_attentions, "probs"), atol=1e-5)
     np.testing.assert_allclose(tr.decoder.probs, stack(out.decoder_self_attentions, "probs"), atol=1e-5)
     np.testing.assert_allclose(tr.cross.probs, stack(out.cross_attentions, "probs"), atol=1e-5)
-    assert np.isnan(tr.decoder.scores[..., np.triu(np.ones((len(french),) * 2, bool), 1)]).all()
+    np.testing.assert_allclose(tr.decoder.scores, stack(out.decoder_self_attentions, "scores"), atol=1e-5)
+    future = np.triu(np.ones((len(french),) * 2, bool), 1)
+    assert np.isfinite(tr.decoder.scores).all() and (tr.decoder.probs[..., future] == 0).all()
     assert tr.tgt_ids == french and [s.token_id for s in tr.steps] == french
 
 

@@ -32,13 +32,11 @@ def _device(model: Transformer):
 
 
 def _decoder_maps(dec, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
-    """The full pass's decoder attention (batch of 1) as the trace holds it: future cells 0 / NaN."""
+    """The full pass's decoder attention (batch of 1) as the trace holds it: future probabilities 0, and the
+    future cells' scores QKᵀ/√d_k before the mask (as a greedy trace has them, so the mask is seen at work)."""
     stack = lambda ws, attr: torch.stack([getattr(w, attr)[0] for w in ws]).float().cpu().numpy()
-    T = len(tgt_in)
-    future = np.triu(np.ones((T, T), dtype=bool), 1)
-    self_s = stack(dec.self_attentions, "scores")
-    self_s[..., future] = np.nan                   # masked: the trace holds no score for the future
-    decoder = AttentionMaps("decoder", stack(dec.self_attentions, "probs"), self_s, tgt_in, tgt_in)
+    decoder = AttentionMaps("decoder", stack(dec.self_attentions, "probs"), stack(dec.self_attentions, "scores"),
+                            tgt_in, tgt_in)
     cross = AttentionMaps("cross", stack(dec.cross_attentions, "probs"), stack(dec.cross_attentions, "scores"),
                           tgt_in, src_pieces)
     return decoder, cross
