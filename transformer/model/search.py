@@ -16,7 +16,6 @@ from __future__ import annotations
 import time
 from typing import Optional, Sequence
 
-import numpy as np
 import torch
 
 from ..config import BEAM_ALPHA, TOP_K
