@@ -59,8 +59,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scenario", choices=["browser", "lecture", "burst"], default="browser")
     p.add_argument("--users", type=int, default=16)
-    p.add_argument("--duration", type=float, default=60.0, help="seconds of load (browser scenario)")
+    p.add_argument("--duration", type=float, default=60.0, help="seconds of load after the last user arrived (browser scenario)")
     p.add_argument("--think", type=float, default=5.0, help="seconds a user waits between actions (randomised ±50%%)")
+    p.add_argument("--ramp", type=float, default=0.0,
+                   help="users arrive evenly over this many seconds (0: all open the page at once)")
     p.add_argument("--url", default=None, help="an app already running (default: start one here)")
     p.add_argument("--concurrency", type=int, default=APP_CONCURRENCY, help="app's --concurrency when started here")
     p.add_argument("--app-args", default="", help="more arguments for app.py when started here")
@@ -307,7 +309,7 @@ SCENARIOS = {"browser": browser_user, "lecture": lecture_user, "burst": burst_us
 
 
 async def run_users(url: str, scenario: str, users: int, expected: dict, load: Load,
-                    trace_events: bool = False) -> float:
+                    trace_events: bool = False, ramp: float = 0.0) -> float:
     import httpx
     limits = httpx.Limits(max_connections=4 * users + 10, max_keepalive_connections=2 * users + 10)
     async with httpx.AsyncClient(timeout=httpx.Timeout(120.0), limits=limits) as http:
@@ -325,6 +327,7 @@ async def run_users(url: str, scenario: str, users: int, expected: dict, load: L
         async def one(u: int) -> None:
             page, counted = Page(http, url, app), False
             page.trace = trace_events and u == 0
+            await asyncio.sleep(ramp * u / users)          # --ramp: users arrive one after another
             try:
                 async with load.timed("open page"):
                     await page.open()
@@ -367,7 +370,7 @@ def stats(xs) -> dict:
 
 def summary(args, load: Load, wall: float, cpu_s: float, rss_mb) -> dict:
     every = [x for name, xs in load.latency.items() if name != "open page" for x in xs]
-    result = dict(scenario=args.scenario, users=args.users, think_s=args.think, duration_s=round(wall, 1),
+    result = dict(scenario=args.scenario, users=args.users, think_s=args.think, ramp_s=args.ramp, duration_s=round(wall, 1),
                   actions=len(every), errors=len(load.errors), crossed=len(load.crossed),
                   timed_out=load.timed_out, all=stats(every),
                   per_action={k: stats(v) for k, v in load.latency.items()}, received_mb=round(load.bytes / 2**20, 2),
@@ -396,10 +399,10 @@ def main(argv=None) -> int:
     expected = expected_results(args.scenario, args.users)
     extra = ["--concurrency", str(args.concurrency), *args.app_args.split()]
     proc, url = (None, args.url) if args.url else start_app(extra)
-    load = Load(think=args.think, stop_at=time.time() + args.duration)
+    load = Load(think=args.think, stop_at=time.time() + args.ramp + args.duration)
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     try:
-        wall = asyncio.run(run_users(url, args.scenario, args.users, expected, load, args.trace_events))
+        wall = asyncio.run(run_users(url, args.scenario, args.users, expected, load, args.trace_events, args.ramp))
         rss = app_rss_mb(proc)
     finally:
         if proc is not None:
