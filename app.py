@@ -94,7 +94,7 @@ CSS = """
  background:none!important;border:none!important;box-shadow:none!important;height:auto}
 /* the tab bar on one line at 1280 px; the kind, layer and head controls low */
 [role=tablist] button[role=tab]{padding:6px 9px;font-size:15px}
-@media (max-width:1400px){[role=tablist] button[role=tab]{padding:5px 7px;font-size:14px}} #link-btn{align-self:center}
+@media (max-width:1700px){[role=tablist] button[role=tab]{padding:5px 7px;font-size:14px}} #link-btn{align-self:center}
 .block:has(>[data-testid=block-info]),.form{--block-padding:6px 10px}
 #extras .label-wrap{font-size:var(--text-sm)}
 .pieces{font-size:var(--text-sm)} .pieces div{margin:2px 0}
@@ -133,7 +133,12 @@ body.presenter input[type=number]{font-size:20px} body.presenter .min_value,body
 #grid-plot,#explorer-plot,#summary-plot,#inside-plot,#cross-steps-plot,#cross-step-plot{overflow-x:auto}
 #cross-step-plot .js-plotly-plot{min-width:460px}
 #grid-plot .js-plotly-plot,#inside-plot .js-plotly-plot,#summary-plot .js-plotly-plot{min-width:680px}
-#explorer-plot .js-plotly-plot,#cross-steps-plot .js-plotly-plot{min-width:540px}
+#explorer-plot .js-plotly-plot,#cross-steps-plot .js-plotly-plot,#replay-plot .js-plotly-plot{min-width:540px}
+#replay-plot{overflow-x:auto}
+/* tables (the model card's scores, the per-head table) scroll sideways on a phone instead of breaking words */
+.prose table{display:block;overflow-x:auto;max-width:100%}
+@media (max-width:640px){.prose th,.prose td{white-space:nowrap} .lines-view{overflow-x:auto}
+ .lines-view svg{min-width:520px}}
 @media (max-width:640px){.js-plotly-plot .modebar-container{display:none}}
 .lines-view svg text{fill:var(--body-text-color);font-family:var(--font-mono);font-size:14px;cursor:pointer;outline:none}
 .lines-view svg text:hover,.lines-view svg text:focus{font-weight:bold} body.presenter .lines-view svg{max-width:960px!important}
@@ -321,7 +326,7 @@ def build_steps_tab(page: Page) -> TabView:
                          elem_id="step-slider", interactive=False)
         next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1, min_width=100)
         play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1, min_width=100)
-        speed = gr.Dropdown(PLAY_SPEEDS, value=PLAY_INTERVAL_S, label="Play: s / step", scale=1, min_width=100,
+        speed = gr.Dropdown(PLAY_SPEEDS, value=PLAY_INTERVAL_S, label="Play speed", scale=1, min_width=110,
                             elem_id="play-speed", filterable=False)
         layer = gr.Slider(1, L, value=L, step=1, label="Layer", scale=2, elem_id="step-layer")
         head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=2, min_width=190,
@@ -567,7 +572,7 @@ def one_head_row(page: Page, more: Callable[[], tuple] = tuple):
 def build_inside_tab(page: Page) -> TabView:
     kind, layer, head, query, unscaled = one_head_row(page, lambda: (   # the figure's title names the steps
         gr.Slider(1, 2, value=1, step=1, label="Query row", scale=2, min_width=160),
-        gr.Checkbox(label="Softmax without ÷√d_k", value=False, scale=1, min_width=150)))
+        gr.Checkbox(label="Softmax without ÷√d_k", value=False, scale=1, min_width=200)))
     plot = gr.Plot(show_label=False, label="Scaled dot-product attention, step by step", elem_id="inside-plot")
     row = gr.Plot(show_label=False, label="One query: with and without scaling")
     text = gr.Markdown()
@@ -924,7 +929,7 @@ def build_header():
     with gr.Row(equal_height=True, elem_id="header"):
         with gr.Column(scale=3, min_width=560):
             gr.HTML(TITLE_HTML)
-        example = gr.Dropdown([("Examples… (pick one to translate it)", "")] + EXAMPLES, value="", label="Examples",
+        example = gr.Dropdown([("Examples…", "")] + EXAMPLES, value="", label="Examples",
                               show_label=False, container=False, scale=1, min_width=220, elem_id="examples",
                               filterable=False)
         with gr.Column(scale=0, min_width=350, elem_id="look-col"):

@@ -199,7 +199,7 @@ def test_play_shows_the_step_the_slider_shows_at_the_chosen_speed(browser, app_u
     open_link(page, app_url, text="We will meet tomorrow morning in front of the museum.")
     page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)
     page.locator("#play-speed input").click()
-    page.locator("[role=option]:visible", has_text="0.5").first.click()
+    page.locator("[role=option]:visible", has_text="0.5 s").first.click()
     page.click("#play-step")
     seen = set()
     t0 = time.time()

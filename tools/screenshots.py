@@ -170,8 +170,10 @@ def main(argv=None) -> int:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
             page = browser.new_page(viewport=VIEWPORT)
             translate_and_step(page, url)
+            page.evaluate("() => document.activeElement && document.activeElement.blur()")   # no focus ring
             page.screenshot(path=str(out / "screenshot.png"), full_page=False)
             open_other_views(page)
+            show_tab(page, "explorer")
             page.screenshot(path=str(out / "screenshot-explorer.png"), full_page=False)
             page.close()
             views = [] if args.readme_only else every_view(browser, url, out / "views")

@@ -8,13 +8,15 @@ from __future__ import annotations
 import numpy as np
 
 
-def sinusoidal_encoding(max_len: int, d_model: int) -> np.ndarray:
+def sinusoidal_encoding(max_len: int, d_model: int, positions=None) -> np.ndarray:
     """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
 
-    Returns a (max_len, d_model) float64 array: row = position, column = dimension."""
-    pos = np.arange(max_len, dtype=np.float64)[:, None]                        # (T, 1)
+    Returns a (max_len, d_model) float64 array: row = position, column = dimension. With `positions`,
+    the rows are those positions instead (fractional ones too: the curves the view draws between pieces)."""
+    pos = (np.arange(max_len, dtype=np.float64) if positions is None
+           else np.asarray(positions, dtype=np.float64))[:, None]               # (T, 1)
     div = np.power(10000.0, np.arange(0, d_model, 2, dtype=np.float64) / d_model)
-    pe = np.zeros((max_len, d_model))
+    pe = np.zeros((len(pos), d_model))
     pe[:, 0::2] = np.sin(pos / div)
     pe[:, 1::2] = np.cos(pos / div[: d_model // 2])
     return pe

@@ -75,7 +75,7 @@ def loss_curve(replay: Replay, example: int, point: int, look: Look):
     if cur.step > 0:
         shapes.append(dict(type="line", x0=cur.step, x1=cur.step, yref="paper", y0=0, y1=1,
                            line=dict(color="#d55e00", width=3, dash="dot")))
-    layout = dict(xaxis=dict(type="log", title=dict(text="training step (log scale)")),
+    layout = dict(xaxis=dict(type="log", dtick=1, title=dict(text="training step (log scale)")),   # 10, 100, 1000…
                   yaxis=dict(title=dict(text="cross-entropy"), rangemode="tozero"),
                   legend=dict(orientation="h", y=-0.3), shapes=shapes)
     return plots._fast_figure(data, layout, look.dark, look.font, 320 + 4 * look.font, "Loss as training went on")

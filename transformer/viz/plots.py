@@ -300,8 +300,8 @@ def topk_bar(pieces: Sequence[str], probs: Sequence[float], chosen: int = 0, tit
                text=[f"{p:.1%}" for p in probs], textposition="outside", customdata=labels,
                hovertemplate="%{customdata}: %{x:.2%}<extra></extra>", cliponaxis=False)
     layout = dict(yaxis=dict(autorange="reversed", **_ticks(pieces)),
-                  xaxis=dict(title=dict(text="probability"), range=[0, 1.15], tickformat=".0%"))
-    height = _top_margin(font_size, title) + int(1.8 * font_size) * max(len(labels), 3) + 3 * font_size + 20
+                  xaxis=dict(range=[0, 1.15], tickformat=".0%"))   # the title says these are probabilities
+    height = _top_margin(font_size, title) + int(1.8 * font_size) * max(len(labels), 3) + int(1.5 * font_size) + 20
     return _fast_figure([bar], layout, dark, font_size, height, title)
 
 
@@ -370,7 +370,7 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
                 elif patterns[l][h]:   # too weak to be the label: its strongest pattern, in brackets
                     text += f"<br>({esc(SHORT_PATTERN.get(patterns[l][h], patterns[l][h]))} {scores[l, h]:.0%})"
             notes.append(dict(x=x[h], y=y[l], text=text, showarrow=False,
-                              font=dict(size=size, color="white" if values[l, h] < 0.6 else "black")))
+                              font=dict(size=size, color="white" if values[l, h] < 0.45 else "black")))
     layout = dict(yaxis=dict(autorange="reversed"), annotations=notes)
     return _fast_figure([heat], layout, dark, font_size, _top_margin(font_size, title) + grow(56, font_size) * L + 40,
                         title)
@@ -388,33 +388,46 @@ def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoid
     if n_marked:
         layout["shapes"] = [dict(type="rect", x0=-0.5, x1=D - 0.5, y0=-0.5, y1=min(n_marked, T) - 0.5,
                                  line=dict(color="#E69F00", width=3))]
-        layout["annotations"] = [dict(x=D - 1, y=min(n_marked, T) - 0.5, text=f"your input: positions 0–{n_marked - 1}",
-                                      showarrow=False, xanchor="right", yanchor="top", borderpad=4,
+        layout["annotations"] = [dict(x=1, xref="paper", y=1, yref="paper", yanchor="bottom", xanchor="right",
+                                      text=f"outlined: your input, positions 0–{n_marked - 1} (pieces 1–{n_marked})",
+                                      showarrow=False, borderpad=3,
                                       bgcolor="rgba(20,20,20,0.85)" if dark else "rgba(255,255,255,0.92)",
                                       bordercolor="#E69F00", borderwidth=2,
                                       font=dict(color="#f5f5f5" if dark else "#111111"))]
     return _fast_figure([heat], layout, dark, font_size, grow(420, font_size), title)
 
 
+CURVE_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#999999"]
+
+
 def positional_curves(pe: np.ndarray, dims: Sequence[int], n_marked: int = 0, dark: bool = False,
-                      font_size: int = 14) -> go.Figure:
-    """PE value against position for chosen dimensions: each pair is a sine/cosine of one wavelength."""
+                      font_size: int = 14, between: Optional[np.ndarray] = None) -> go.Figure:
+    """PE value against position for chosen dimensions: each pair is a sine/cosine of one wavelength.
+    The positions a piece can take are dots; `between` (the encoding every 0.25 position) draws the
+    smooth curve through them."""
     T, D = pe.shape
     data = []
-    for d in dims:
-        if 0 <= d < D:
-            kind = "sin" if d % 2 == 0 else "cos"
-            data.append(dict(type="scatter", x=list(range(T)), y=_f32(pe[:, d], 4), mode="lines",
-                             name=f"dim {d} {kind}, λ {2 * np.pi * 10000 ** ((d - d % 2) / D):.1f}"))
+    for i, d in enumerate(x for x in dims if 0 <= x < D):
+        kind, color = "sin" if d % 2 == 0 else "cos", CURVE_COLORS[i % len(CURVE_COLORS)]
+        name = f"dim {d} {kind}, λ {2 * np.pi * 10000 ** ((d - d % 2) / D):.1f}"
+        if between is not None:
+            xs = np.round(np.linspace(0, T - 1, len(between)), 2)
+            data.append(dict(type="scatter", x=_f32(xs, 2), y=_f32(between[:, d], 3), mode="lines", name=name,
+                             legendgroup=name, line=dict(color=color), hoverinfo="skip"))
+        data.append(dict(type="scatter", x=list(range(T)), y=_f32(pe[:, d], 4),
+                         mode="markers" if between is not None else "lines", name=name, legendgroup=name,
+                         showlegend=between is None, marker=dict(color=color, size=5), line=dict(color=color),
+                         hovertemplate=f"{name}<br>position %{{x}}: %{{y:.3f}}<extra></extra>"))
+    n_curves = sum(1 for x in dims if 0 <= x < D)
     # The legend sits below the axis title in room of its own (container coordinates), never over it.
-    legend_rows = int(np.ceil(len(data) / 2))
+    legend_rows = int(np.ceil(n_curves / 2))
     bottom = int(3.2 * font_size + 1.6 * font_size * legend_rows)
     layout = dict(xaxis=dict(title=dict(text="position")), yaxis=dict(title=dict(text="PE value"), range=[-1.1, 1.1]),
                   legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
                   margin=dict(l=10, r=10, t=_top_margin(font_size, True), b=bottom))
     if n_marked:
         layout["shapes"] = [dict(type="rect", xref="x", yref="paper", x0=0, x1=n_marked - 1, y0=0, y1=1,
-                                 fillcolor="#E69F00", opacity=0.15, line=dict(width=0))]
+                                 fillcolor="#E69F00", opacity=0.3 if dark else 0.15, line=dict(width=0))]
         layout["annotations"] = [dict(xref="x", yref="paper", x=0, y=1, text="your input", showarrow=False,
                                       xanchor="left", yanchor="bottom")]
     return _fast_figure(data, layout, dark, font_size, grow(380, font_size) + bottom,
@@ -443,7 +456,7 @@ def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels
     panels share one colour range and colour bar (so ÷√d_k is visibly a shrink), the softmax has
     its own 0–1 bar; masked cells are hatched; short sentences get the values in the cells."""
     panels = [("1. QKᵀ (raw scores)", steps.raw, "coloraxis"),
-              (f"2. ÷ √d_k = ÷ {np.sqrt(d_k):.2f}", steps.scaled, "coloraxis"),
+              (f"2. ÷ √d_k (√{d_k} = {np.sqrt(d_k):.2f})", steps.scaled, "coloraxis"),
               ("3. mask (hatched = −∞)", steps.masked, "coloraxis"),
               ("4. softmax" if scaled else "4. softmax WITHOUT ÷√d_k",
                steps.softmax if scaled else steps.softmax_unscaled, "coloraxis2")]
@@ -509,5 +522,6 @@ def softmax_temperature_figure(row_scaled: np.ndarray, row_unscaled_softmax: np.
 def empty_figure(message: str, dark: bool = False, font_size: int = 16) -> go.Figure:
     note = dict(text=esc(message), x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
                 font=dict(size=font_size + 2))
-    layout = dict(annotations=[note], xaxis=dict(visible=False), yaxis=dict(visible=False))
-    return _fast_figure([], layout, dark, font_size, 260, None)
+    layout = dict(annotations=[note], xaxis=dict(visible=False), yaxis=dict(visible=False),
+                  plot_bgcolor="rgba(0,0,0,0)")
+    return _fast_figure([], layout, dark, font_size, 160, None)

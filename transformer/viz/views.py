@@ -212,7 +212,7 @@ def summary_view(trace: TranslationTrace, kind: AttentionKind, look: Look):
     patterns = [[rows[l * H + h].pattern for h in range(H)] for l in range(L)]
     fig = plots.summary_heatmap(ent, labels, f"{KIND_TITLES[kind]}: entropy (0 = focused, 1 = uniform) and label",
                                 "entropy", "Cividis", look.dark, look.font, scores, patterns)
-    table = [[r.layer, r.head, r.entropy, r.label, r.pattern, r.pattern_score] for r in rows]
+    table = [[r.layer, r.head, f"{r.entropy:.3f}", r.label, r.pattern, f"{r.pattern_score:.0%}"] for r in rows]
     return fig, table
 
 
@@ -235,7 +235,8 @@ def positional_views(trace: Optional[TranslationTrace], d_model: int, dims, look
     n = len(trace.src_pieces) if trace is not None else 0
     pe = sinusoidal_encoding(max(max_pos, n + 4), d_model)
     return (plots.positional_heatmap(pe, n, dark=look.dark, font_size=look.font),
-            plots.positional_curves(pe, parse_dims(dims), n, look.dark, look.font),
+            plots.positional_curves(pe, parse_dims(dims), n, look.dark, look.font,
+                                    between=sinusoidal_encoding(0, d_model, np.arange(0, len(pe) - 1 + 1e-9, 0.25))),
             plots.positional_similarity(pe, n, look.dark, look.font))
 
 
