@@ -1142,7 +1142,7 @@ def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
         for note in notes:
             gr.Warning(note)
         return (q.text, trace, french, info, pieces, step, gr.Tabs(selected=q.tab), q.tab,
-                *[updates.get(c, gr.update()) for _, c in controls])
+                *[updates.get(c, c.value) for _, c in controls])   # the page's own value: no gr.update to rebuild
     return load, [c for _, c in controls]
 
 
