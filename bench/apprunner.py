@@ -19,13 +19,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_app(extra_args=(), env=None, timeout: float = 120.0):
+def start_app(extra_args=(), env=None, timeout: float = 120.0, cwd: Path = ROOT):
     """Returns (process, url) once the app answers HTTP; its output goes to a temporary log file
-    (``process.log_path``), never to an unread pipe that could fill up and stall it."""
+    (``process.log_path``), never to an unread pipe that could fill up and stall it. `cwd`: the checkout
+    whose app.py runs (another version, for before/after comparisons)."""
     port = free_port()
     log = tempfile.NamedTemporaryFile("w", prefix="app-", suffix=".log", delete=False)
     proc = subprocess.Popen([sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(port), *extra_args],
-                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True,
+                            cwd=cwd, stdout=log, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **(env or {})})
     proc.log_path = log.name
     url = f"http://127.0.0.1:{port}/"

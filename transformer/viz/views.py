@@ -236,7 +236,7 @@ def positional_views(trace: Optional[TranslationTrace], d_model: int, dims, look
     pe = sinusoidal_encoding(max(max_pos, n + 4), d_model)
     return (plots.positional_heatmap(pe, n, dark=look.dark, font_size=look.font),
             plots.positional_curves(pe, parse_dims(dims), n, look.dark, look.font,
-                                    between=sinusoidal_encoding(0, d_model, np.arange(0, len(pe) - 1 + 1e-9, 0.25))),
+                                    between=sinusoidal_encoding(0, d_model, np.arange(0, len(pe) - 1 + 1e-9, 0.5))),
             plots.positional_similarity(pe, n, look.dark, look.font))
 
 
