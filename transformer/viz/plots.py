@@ -65,20 +65,35 @@ GRID_UNITS = 1000   # the all-heads grid sends weights as whole thousandths (uin
 
 
 def thousandths(z) -> np.ndarray:
-    """Weights in [0, 1] as whole thousandths, uint16: half the bytes of float32 in Plotly's typed-array JSON,
-    and the same 3 decimals a hover shows."""
-    return np.rint(np.clip(np.asarray(z, dtype=np.float64), 0.0, 1.0) * GRID_UNITS).astype(np.uint16)
+    """Weights in [0, 1] as whole thousandths: the same 3 decimals a hover shows, in uint8 when every value
+    fits (a broad head never reaches 0.256: one byte a cell), else uint16 (half the bytes of float32 in
+    Plotly's typed-array JSON)."""
+    t = np.rint(np.clip(np.asarray(z, dtype=np.float64), 0.0, 1.0) * GRID_UNITS)
+    return t.astype(np.uint8 if t.size and t.max() <= 255 else np.uint16)
 
 
-def grid_cells(z: np.ndarray, masked: Optional[np.ndarray], q: list, k: list) -> dict:
-    """A small multiple's cells for a heatmap trace: a (Tq, Tk) thousandths matrix with category labels; or,
-    with masked cells (causal attention), only the cells that were computed, as columns of query index,
-    key index and value (Plotly leaves the missing cells as gaps), so no float NaN is needed."""
-    if masked is None:
-        return dict(z=thousandths(z), x=k, y=q)
-    rows, cols = np.nonzero(~masked)
-    index = np.uint8 if max(masked.shape) < 256 else np.uint16       # 1 byte an index for up to 255 positions
-    return dict(z=thousandths(z[rows, cols]), x=(cols + 1).astype(index), y=(rows + 1).astype(index))
+def grid_cells(z: np.ndarray, masked: Optional[np.ndarray]) -> list[dict]:
+    """A small multiple's cells as heatmap traces (drawn in this order, the same colours), by position from 1:
+
+    - no mask: the (Tq, Tk) thousandths in one byte a cell, capped at 255; then, on top, the exact
+      thousandths of every cell above 0.255 (few: the peaks) as columns of key, query and value, framed
+      by the first row and column so Plotly gives the sparse cells their full size. Hover falls through
+      the frame's gaps to the matrix below, so every cell reads exact to 3 decimals, at ~2 KB a head
+      instead of ~3 KB (uint16): what keeps a 6-layer grid of a 30-word sentence under 150 KB;
+    - masked (causal attention): only the computed cells, as columns (no float NaN is needed)."""
+    t = np.rint(np.clip(np.asarray(z, dtype=np.float64), 0.0, 1.0) * GRID_UNITS).astype(np.int64)
+    index = np.uint8 if max(t.shape) < 256 else np.uint16       # 1 byte an index for up to 255 positions
+    if masked is not None:
+        rows, cols = np.nonzero(~masked)
+        return [dict(z=thousandths(z[rows, cols]), x=(cols + 1).astype(index), y=(rows + 1).astype(index))]
+    base = dict(z=np.minimum(t, 255).astype(np.uint8), x0=1, dx=1, y0=1, dy=1)
+    peak = t > 255
+    if not peak.any():
+        return [base]
+    frame = peak.copy()
+    frame[0, :] = frame[:, 0] = True
+    rows, cols = np.nonzero(frame)
+    return [base, dict(z=t[rows, cols].astype(np.uint16), x=(cols + 1).astype(index), y=(rows + 1).astype(index))]
 
 
 def esc(token: str) -> str:
@@ -213,11 +228,10 @@ def attention_grid(
     Built as a plain figure dict and wrapped without per-property validation: with 24+
     subplots, plotly's validation costs far more than the drawing (see bench/run.py)."""
     L, H, Tq, Tk = attn.shape
-    # Unique category names ("3 ▁the") keep repeated tokens apart and make hover text cheap.
-    q, k = numbered(query_labels), numbered(key_labels)
-    # Masked maps are sent as computed cells only, by position (from 1): the hover names positions, not pieces.
+    # Cells by position (from 1), the pieces' names not repeated in each of the L × H small multiples: the
+    # hover names positions (the large map above names the pieces).
     where = "query %{y} · key %{x}"
-    zmax = float(thousandths(np.nanmax(attn))) if shared_scale and attn.size else None
+    zmax = float(np.rint(np.nanmax(attn) * GRID_UNITS)) if shared_scale and attn.size else None
     scale = colorscale_for(colorscale, dark)
     gap_x, gap_y = 0.012, 0.04
     w = (1 - gap_x * (H - 1)) / H
@@ -227,23 +241,30 @@ def attention_grid(
     for l in range(L):
         for h in range(H):
             n = l * H + h + 1
-            trace = dict(type="heatmap", **grid_cells(attn[l, h], masked, q, k), showscale=False, hoverongaps=False,
-                         xaxis=f"x{n}", yaxis=f"y{n}",
-                         hovertemplate=f"L{l + 1} H{h + 1}<br>{where}: weight %{{z}}/{GRID_UNITS}<extra></extra>")
-            if shared_scale:
-                trace["coloraxis"] = "coloraxis"
-            else:
-                trace["colorscale"] = scale
-            data.append(trace)
+            head_max = float(np.rint(np.nanmax(attn[l, h]) * GRID_UNITS)) if attn[l, h].size else 1.0
+            for cells in grid_cells(attn[l, h], masked):
+                trace = dict(type="heatmap", **cells, showscale=False, hoverongaps=False, xaxis=f"x{n}", yaxis=f"y{n}",
+                             hovertemplate=f"L{l + 1} H{h + 1}<br>{where}: weight %{{z}}/{GRID_UNITS}<extra></extra>")
+                if shared_scale:
+                    trace["coloraxis"] = "coloraxis"
+                else:       # both traces of a head on the head's own 0..max range, so their colours agree
+                    trace.update(colorscale=scale, zauto=False, zmin=0, zmax=max(head_max, 1.0))
+                data.append(trace)
             x0 = h * (w + gap_x)
             y1 = 1 - l * (h_ + gap_y)
-            layout[f"xaxis{n}"] = dict(domain=[round(max(0.0, x0), 6), round(min(1.0, x0 + w), 6)], anchor=f"y{n}", showticklabels=False, showgrid=False)
-            layout[f"yaxis{n}"] = dict(domain=[round(max(0.0, y1 - h_), 6), round(min(1.0, y1), 6)], anchor=f"x{n}", showticklabels=False, showgrid=False,
+            layout[f"xaxis{n}"] = dict(domain=[round(max(0.0, x0), 4), round(min(1.0, x0 + w), 4)], anchor=f"y{n}", showticklabels=False, showgrid=False)
+            layout[f"yaxis{n}"] = dict(domain=[round(max(0.0, y1 - h_), 4), round(min(1.0, y1), 4)], anchor=f"x{n}", showticklabels=False, showgrid=False,
                                        autorange="reversed")
-            annotations.append(dict(text=f"L{l + 1} H{h + 1}", x=x0 + w / 2, y=y1, xref="paper", yref="paper",
-                                    xanchor="center", yanchor="bottom", showarrow=False,
-                                    font=dict(size=max(9, font_size - 2))))
+            if l == 0:      # heads named once above the top row, layers once left of each row
+                annotations.append(dict(text=f"H{h + 1}", x=round(x0 + w / 2, 4), y=1, xref="paper", yref="paper",
+                                        xanchor="center", yanchor="bottom", showarrow=False,
+                                        font=dict(size=max(9, font_size - 1))))
+            if h == 0:
+                annotations.append(dict(text=f"L{l + 1}", x=0, y=round(y1 - h_ / 2, 4), xref="paper", yref="paper",
+                                        xanchor="right", yanchor="middle", showarrow=False,
+                                        font=dict(size=max(9, font_size - 1))))
     layout["annotations"] = annotations
+    layout["margin"] = dict(l=10 + 2 * font_size, r=10, t=_top_margin(font_size, title) + font_size, b=10)   # L/H labels
     if masked is not None and masked.any():
         layout["plot_bgcolor"] = mask_color(colorscale)
     if shared_scale:
