@@ -323,7 +323,7 @@ def build_steps_tab(page: Page) -> TabView:
     with gr.Row(equal_height=True, elem_id="step-controls"):   # one row, so that the figures stay on screen
         prev_btn = gr.Button("◀ Previous", elem_id="prev-step", scale=1, min_width=130)
         step = gr.Slider(1, 2, value=1, step=1, label="Decoding step (or the ← → keys)", scale=4,
-                         elem_id="step-slider", interactive=False)
+                         elem_id="step-slider", interactive=False, buttons=[])   # no reset: every move draws
         next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1, min_width=100)
         play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1, min_width=100)
         speed = gr.Dropdown(PLAY_SPEEDS, value=PLAY_INTERVAL_S, label="Play speed", scale=1, min_width=110,
@@ -421,7 +421,7 @@ def what_if_callback(translator: Translator):
         keep = (gr.update(),) * 6
         try:
             base = trace if trace is not None and greedy_of(trace, None, english) is not None else None
-            new = translator.what_if(str(english or ""), step_v, piece, base.tgt_ids if base is not None else ())
+            new = translator.what_if(str(english or ""), int(step_v or 1), piece, base.tgt_ids if base is not None else ())
             orig = greedy_of(None, original, english) or (base if base is not None and original is None else None)
             orig = orig or translator.trace(str(english))
         except ValueError as e:
@@ -1246,7 +1246,9 @@ def draw_on_select(page: Page, tab: TabView, gr_tab: gr.Tab, visible: gr.State, 
         was, tab_ids = drawn_v or (None, frozenset())
         # Nothing translated and nothing drawn yet: the first tab's select at page mount, racing the page's own
         # translation (which draws this tab itself); drawing empty figures now could land after it.
-        if (was == now and tab.tab_id in tab_ids) or (trace is None and drawn_v is None):
+        if trace is None and drawn_v is None:      # (nor is it the tab on screen: a link may have opened another)
+            return (gr.skip(), gr.skip(), *[gr.skip()] * len(tab.outputs))
+        if was == now and tab.tab_id in tab_ids:
             return (tab.tab_id, gr.skip(), *[gr.skip()] * len(tab.outputs))
         return (tab.tab_id, (now, (tab_ids if was == now else frozenset()) | {tab.tab_id}), *tab.draw(trace, *values))
 
@@ -1299,9 +1301,15 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
             drawn_v, views_out = fresh.views(trace, {step: step_v}, *values)
             return (trace, *shown, step_v, sentence_choices(text_v), drawn_v, *views_out)
         translate.__doc__ = run.__doc__
-        gr.on([go_btn.click, text.submit], translate, [text, *fresh.inputs],
-              [*translated, picker, drawn, *fresh.outputs], api_name="translate_and_draw",
-              api_visibility="undocumented", **model)
+        typed = gr.on([go_btn.click, text.submit], translate, [text, *fresh.inputs],
+                      [*translated, picker, drawn, *fresh.outputs], api_name="translate_and_draw",
+                      api_visibility="undocumented", **model)
+        moved = gr.State(None)   # set when the user opened another tab while a Translate waited: that tab redraws
+
+        def moved_on(current, drawn_v):
+            return gr.skip() if drawn_v is None or current in drawn_v[1] else (current, time.monotonic())
+        moved.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+        typed.then(moved_on, [current_tab, drawn], moved, api_visibility="undocumented", queue=False)
         # The API's /translate: the French, the run's details, the pieces and the step range (and this session's
         # trace, for /step_view and the other endpoints), without the figures.
         gr.Button(visible=False).click(run, text, translated, api_name="translate", **model)
@@ -1314,7 +1322,8 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
             return (choice, trace, *shown, step_v, drawn_v, *views_out)
         for chooser in (picker, example):
             chooser.input(pick, [chooser, *fresh.inputs], [text, *translated, drawn, *fresh.outputs],
-                          api_visibility="undocumented", **model)
+                          api_visibility="undocumented", **model).then(
+                moved_on, [current_tab, drawn], moved, api_visibility="undocumented", queue=False)
         example.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)
         # A what-if branch, going back, your French: a new trace, redrawn as after Translate, except the step
         # tab's fit (it would take the branch for the original).
@@ -1336,8 +1345,11 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
             set_now = {step: step_v, **dict(zip(link_outs, link_v))}
             drawn_v, views_out = fresh.views(trace, set_now, tab_v, *values[1:])
             return (*loaded, drawn_v, *views_out)
+        # A link sets controls (kind, layer, head) whose change events redraw from values the browser may not
+        # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
         demo.load(open_page, fresh.inputs, [text, *translated, tabs_box, current_tab, *link_outs, drawn, *fresh.outputs],
-                  api_visibility="undocumented", **model)
+                  api_visibility="undocumented", **model).then(
+            draw_all, all_in, all_out, api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
         wire_links(page, tabs, text, current_tab, link_btn, link_box)
     return demo
 

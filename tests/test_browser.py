@@ -109,7 +109,7 @@ def test_a_text_link_opens_its_sentence_and_view(browser, app_url):
     assert fr == expected and page.locator("#src-text textarea").input_value() == text
     page.wait_for_selector("[role=tab][data-tab-id=explorer][aria-selected=true]")
     page.locator("#explorer-plot .js-plotly-plot").wait_for(timeout=60_000)
-    time.sleep(1.0)
+    page.wait_for_timeout(3000)          # every redraw the link's controls start has landed: the last must be right
     title = page.evaluate("() => document.querySelector('#explorer-plot .js-plotly-plot')._fullLayout.title.text")
     assert "Cross" in title and "layer 2" in title and "head 3" in title, title
     # the button gives the link of what is on screen, and that link opens the same view
