@@ -57,3 +57,43 @@ def test_freeze_runs_once_and_the_cache_stays_bounded():
         cache.get("v", t, (layer,), lambda: ("fig",), lambda out: frozen.append(1) or tuple(o.upper() for o in out))
     assert len(cache) == 4 and len(frozen) == 10
     assert cache.get("v", t, (9,), lambda: ("not drawn",)) == ("FIG",)
+
+
+def test_users_missing_the_same_view_at_once_share_one_drawing():
+    import threading
+    import time
+    cache, calls, t = DrawCache(8), [], Trace("lecture")
+
+    def slow_draw():
+        calls.append(1)
+        time.sleep(0.2)
+        return ("figure",)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cache.get("v", t, (1,), slow_draw))) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert results == [("figure",)] * 8 and len(calls) == 1
+
+
+def test_a_failed_drawing_lets_the_waiting_users_draw_their_own():
+    import threading
+    import time
+    cache, t, results = DrawCache(8), Trace("x"), []
+
+    def failing():
+        time.sleep(0.1)
+        raise RuntimeError("boom")
+
+    def first():
+        try:
+            cache.get("v", t, (), failing)
+        except RuntimeError:
+            results.append("failed")
+    th = threading.Thread(target=first)
+    th.start()
+    time.sleep(0.02)
+    results.append(cache.get("v", t, (), lambda: ("drawn",)))
+    th.join()
+    assert sorted(map(str, results)) == ["('drawn',)", "failed"]

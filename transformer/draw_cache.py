@@ -38,12 +38,14 @@ def plain_key(values) -> Optional[tuple]:
 
 class DrawCache:
     """A bounded LRU of drawn outputs: ``get(view, trace, args, draw)`` returns draw()'s outputs,
-    computed once per (view, trace object, args) while the entry lasts. Thread-safe; two users
-    missing at the same moment both draw (drawing is cheap next to the model run)."""
+    computed once per (view, trace object, args) while the entry lasts. Thread-safe, and single-flight:
+    users who miss the same key while it is being drawn (a room's first Translate of the lecturer's
+    sentence) wait for that one drawing instead of drawing it again; if it fails, each draws its own."""
 
     def __init__(self, maxsize: int = 512) -> None:
         self._lru: LRUCache = LRUCache(maxsize=maxsize)
         self._lock = threading.Lock()
+        self._drawing: dict = {}          # key -> Event set when its drawing is stored (or has failed)
         self.hits = self.misses = 0
 
     def get(self, view: Hashable, trace: Any, args, draw: Callable[[], Any], freeze: Callable[[Any], Any] = None):
@@ -58,18 +60,30 @@ class DrawCache:
             except TypeError:              # not weak-referenceable: never cached
                 return draw()
         k = (view, ident, key)
-        with self._lock:
-            hit = self._lru.get(k)
-            if hit is not None and (hit[0] is None if ref is None else hit[0]() is trace):
-                self.hits += 1
-                return hit[1]
-            self.misses += 1
-        out = draw()
-        if freeze is not None:
-            out = freeze(out)
-        with self._lock:
-            self._lru[k] = (ref, out)
-        return out
+        for attempt in range(2):
+            with self._lock:
+                hit = self._lru.get(k)
+                if hit is not None and (hit[0] is None if ref is None else hit[0]() is trace):
+                    self.hits += 1
+                    return hit[1]
+                pending = self._drawing.get(k)
+                if pending is None or attempt:
+                    self.misses += 1
+                    mine = self._drawing.setdefault(k, threading.Event()) if pending is None else None
+                    break
+            pending.wait(timeout=30)               # someone is drawing this very view: take theirs
+        try:
+            out = draw()
+            if freeze is not None:
+                out = freeze(out)
+            with self._lock:
+                self._lru[k] = (ref, out)
+            return out
+        finally:
+            if mine is not None:
+                with self._lock:
+                    self._drawing.pop(k, None)
+                mine.set()
 
     def __len__(self) -> int:
         return len(self._lru)
