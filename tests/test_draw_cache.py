@@ -35,7 +35,7 @@ def test_a_dead_trace_never_answers_for_a_new_one_at_the_same_address():
     cache = DrawCache(8)
     for i in range(50):     # CPython reuses freed addresses: a key by id() alone would hand back old figures
         t = Trace(str(i))
-        assert cache.get("v", t, (), lambda: (t.text,)) == (str(i),)
+        assert cache.get("v", t, (), lambda t=t: (t.text,)) == (str(i),)
         del t
         gc.collect()
 
