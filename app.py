@@ -326,7 +326,7 @@ def build_steps_tab(page: Page) -> TabView:
                          elem_id="step-slider", interactive=False, buttons=[])   # no reset: every move draws
         next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1, min_width=100)
         play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1, min_width=100)
-        speed = gr.Dropdown(PLAY_SPEEDS, value=PLAY_INTERVAL_S, label="Play speed", scale=1, min_width=110,
+        speed = gr.Dropdown(PLAY_SPEEDS, value=PLAY_INTERVAL_S, label="Speed", scale=1, min_width=110,
                             elem_id="play-speed", filterable=False)
         layer = gr.Slider(1, L, value=L, step=1, label="Layer", scale=2, elem_id="step-layer")
         head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=2, min_width=190,

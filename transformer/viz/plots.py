@@ -338,7 +338,7 @@ def source_attention_bar(src_pieces: Sequence[str], weights: Sequence[float], ti
                hovertemplate="source %{x}: %{y:.3f}<extra></extra>")
     layout = dict(xaxis=dict(tickangle=-45, **_cat_ticks(x)),
                   yaxis=dict(title=dict(text="attention"), range=[0, 1], autorange=False, fixedrange=True))
-    height = _top_margin(font_size, title) + grow(220, font_size) + label_room(x, font_size)
+    height = _top_margin(font_size, title) + grow(205, font_size) + label_room(x, font_size)
     return _fast_figure([bar], layout, dark, font_size, height, title)
 
 
@@ -489,7 +489,7 @@ def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels
     Tq, Tk = len(q), len(k)
     values = max(Tq, Tk) <= CELL_VALUES_MAX_PIECES
     row = max(12, int(1.0 * font_size))
-    panel, title_h, xlab = row * max(Tq, 4), int(1.4 * font_size), label_room(k, font_size, 60)
+    panel, title_h, xlab = row * max(Tq, 4), int(1.3 * font_size), label_room(k, font_size, 60)
     top = _top_margin(font_size, title) + title_h
     plot_h = 2 * panel + title_h
     lim = float(np.nanmax(np.abs(steps.raw))) if np.isfinite(steps.raw).any() else 1.0
