@@ -81,7 +81,7 @@ CSS = """
 .arch-head{font-weight:700;font-size:1.1em;margin-bottom:6px}
 .arch-box{border:2px solid var(--border-color-primary);border-radius:8px;padding:6px 10px;margin:6px 0}
 .arch-box.enc{border-color:#E69F00}.arch-box.dec{border-color:#56B4E9}.arch-box.emb{border-style:dashed}
-.arch-box.out{border-color:#009E73}.arch-title{font-weight:700}.arch-arrow{text-align:center;font-weight:600}
+.arch-box.out{border-color:#009E73}.arch-box.stack{border-style:double;border-width:5px}.arch-title{font-weight:700}.arch-arrow{text-align:center;font-weight:600}
 /* compact header and input, so that each tab's main figure is on screen at 1280x800 */
 #title-line{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 16px}
 #title-line h1{font-size:1.4rem;margin:0;line-height:1.2;white-space:nowrap} #title-line .tagline{opacity:.8}

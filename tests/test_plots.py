@@ -435,3 +435,12 @@ def test_grid_cells_give_back_every_thousandth_exactly():
         np.testing.assert_array_equal(got, want)
     fig = plots.attention_grid(rand_attn(2, 3, 7, 9), list("abcdefg"), list("abcdefghi"))
     assert len(fig.to_json()) < 40_000
+
+
+def test_the_architecture_diagram_is_drawn_from_the_config():
+    from transformer.config import ModelConfig
+    cfg = ModelConfig(d_model=64, n_heads=4, n_encoder_layers=5, n_decoder_layers=2, d_ff=128, vocab_size=900)
+    html_text = views.architecture_html(cfg, 12_345)
+    assert "Encoder layer × 5" in html_text and "Decoder layer × 2" in html_text      # stacked, as in the paper
+    assert "d_model = 64" in html_text and "d_k = d_v = 16" in html_text and "12,345 parameters" in html_text
+    assert "900 pieces × 64" in html_text

@@ -272,10 +272,14 @@ def architecture_html(cfg, n_params: int) -> str:
     """A diagram of the layers, drawn from the config (no image files)."""
     def box(title, body, cls):
         return f'<div class="arch-box {cls}"><div class="arch-title">{title}</div><div>{body}</div></div>'
-    enc = "".join(box(f"Encoder layer {i + 1}", "multi-head self-attention → add &amp; norm<br>feed-forward → add &amp; norm", "enc")
-                  for i in range(cfg.n_encoder_layers))
-    dec = "".join(box(f"Decoder layer {i + 1}", "masked self-attention → add &amp; norm<br>cross-attention → add &amp; norm"
-                      "<br>feed-forward → add &amp; norm", "dec") for i in range(cfg.n_decoder_layers))
+    def stacked(n):   # drawn once with "N ×", as in the paper's figure 1
+        return f"<br><i>{n} such layers, one after the other, each with its own weights</i>"
+    enc = box(f"Encoder layer × {cfg.n_encoder_layers}",
+              "multi-head self-attention → add &amp; norm<br>feed-forward → add &amp; norm" + stacked(cfg.n_encoder_layers),
+              "enc stack")
+    dec = box(f"Decoder layer × {cfg.n_decoder_layers}",
+              "masked self-attention → add &amp; norm<br>cross-attention → add &amp; norm<br>feed-forward → add &amp; norm"
+              + stacked(cfg.n_decoder_layers), "dec stack")
     return f"""<div class="arch">
 <div class="arch-col"><div class="arch-head">Encoder (English)</div>
 {box("Input embedding × √d_model", f"{cfg.vocab_size:,} pieces × {cfg.d_model}", "emb")}
