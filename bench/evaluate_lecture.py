@@ -13,6 +13,10 @@ and the in-domain (classroom) sets.
   whole (no sentence splitting); an output loops when a 3-gram of words occurs 3 or more times or
   decoding hits the length limit. Also sentence by sentence, as the command line does by default.
 - classroom: BLEU and chrF (sacrebleu defaults) on the project's own classroom dev and test sets.
+
+``--dev`` measures the same things on DEV data only, for choosing between checkpoints: names copied on
+300 Tatoeba dev sentences naming Tom, Mary or John, with freshly invented names (never a held-out test
+name), and loops on 150 paragraphs of 4-6 dev sentences (classroom dev and Tatoeba dev, 35-90 words).
 """
 from __future__ import annotations
 
@@ -46,6 +50,38 @@ def loops(text: str, n: int = 3, times: int = 3) -> bool:
     return any(c >= times for c in grams.values())
 
 
+def dev_figures(tr: Translator, seed: int) -> dict:
+    """Names and paragraph loops on dev data (see the module's docstring); tests are never read."""
+    import random
+    from transformer.training import augment
+    rng = random.Random(seed)
+    tatoeba = read_corpus(str(SHARED_DATA / "tatoeba-eng-fra" / "dev.tsv.gz"))
+    classroom = [s for s, _ in read_corpus(str(CORPORA / "classroom.dev.tsv"))]
+    cases = []
+    for en, fr in tatoeba:
+        people = [x for x in augment.CORPUS_PEOPLE if augment._count(en, x) == 1 and augment._count(fr, x) == 1]
+        if not people:
+            continue
+        names = [augment.invented_name(rng) + ("" if rng.random() < 0.5 else " " + augment.invented_name(rng))
+                 for _ in people]
+        for person, name in zip(people, names):
+            en = augment._replace_word(en, person, name)
+        cases.append((en, names))
+        if len(cases) >= 300:
+            break
+    outs = tr.translate([c[0] for c in cases])
+    copied = sum(all(n in o for n in names) for (_, names), o in zip(cases, outs))
+    paragraphs = []
+    while len(paragraphs) < 150:
+        pool = classroom if len(paragraphs) % 2 == 0 else [s for s, _ in tatoeba]
+        text = " ".join(rng.sample(pool, rng.choice([4, 5, 6])))
+        if 35 <= len(text.split()) <= 90:
+            paragraphs.append(text)
+    looping = sum(loops(t.translation) or not t.finished for t in (tr.trace(p) for p in paragraphs))
+    return {"dev_names_copied_pct": round(100 * copied / len(cases), 1), "dev_names_sentences": len(cases),
+            "dev_paragraphs": len(paragraphs), "dev_paragraphs_looping": looping}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", default=None)
@@ -54,8 +90,13 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--json", default=None, help="also write the results here")
     p.add_argument("--show", type=int, default=0, help="print this many failures of each test")
+    p.add_argument("--dev", action="store_true", help="dev data only (names, long paragraphs): for selection")
     args = p.parse_args(argv)
     tr = Translator(args.checkpoint, args.device)
+    if args.dev:
+        res = dev_figures(tr, args.seed)
+        print(json.dumps(res, ensure_ascii=False))
+        return 0
     res: dict = {"checkpoint": str(args.checkpoint or "bundled")}
 
     t0 = time.perf_counter()
