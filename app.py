@@ -1173,21 +1173,15 @@ def cleared(tab: TabView) -> list:
 
 
 def redraw_visible(page: Page, tabs: list[TabView], visible: gr.State, drawn: gr.State):
-    """One callback that draws only the tab on screen (after Translate, a change of look, at page load);
-    ``drawn`` remembers what that tab was drawn from, and the others draw when opened (``draw_on_select``)."""
-    inputs = [page.trace, visible, *[c for tab in tabs for c in tab.controls], *page.look]
-    outputs = [drawn, *[o for tab in tabs for o in tab.outputs]]
+    """One callback that draws only the tab on screen (a change of look, a tab opened while a Translate
+    waited): NewTraceViews without the fits. ``drawn`` remembers what that tab was drawn from, and the
+    others draw when opened (``draw_on_select``)."""
+    views = NewTraceViews.of(page, tabs, visible, with_fits=False)
 
-    @safe_view
     def draw_visible(trace, current, *values):
-        *controls, look, large, scale = values
-        out, i = [], 0
-        for tab in tabs:
-            mine = controls[i:i + len(tab.controls)]
-            out += tab.draw(trace, *mine, look, large, scale) if tab.tab_id == current else cleared(tab)
-            i += len(tab.controls)
-        return ((drawn_for(trace, look, large, scale), frozenset({current})), *out)
-    return draw_visible, inputs, outputs
+        drawn_v, out = views.views(trace, {}, current, *values)
+        return (drawn_v, *out)
+    return draw_visible, [page.trace, *views.inputs], [drawn, *views.outputs]
 
 
 @dataclass
@@ -1205,8 +1199,9 @@ class NewTraceViews:
     look: list
 
     @classmethod
-    def of(cls, page: Page, tabs: list[TabView], visible: gr.State, after_branch: bool = False) -> "NewTraceViews":
-        fits = [f for tab in tabs for f in tab.fits if f.after_branch or not after_branch]
+    def of(cls, page: Page, tabs: list[TabView], visible: gr.State, after_branch: bool = False,
+           with_fits: bool = True) -> "NewTraceViews":
+        fits = [f for tab in tabs for f in tab.fits if with_fits and (f.after_branch or not after_branch)]
         controls = [c for tab in tabs for c in tab.controls]
         inputs = [visible, *controls, *page.look, *[c for f in fits for c in f.inputs]]
         outputs = [o for f in fits for o in f.outputs] + [o for tab in tabs for o in tab.outputs]
@@ -1287,7 +1282,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         draw_all, all_in, all_out = redraw_visible(page, tabs, current_tab, drawn)
         demo.perf_tabs = (page, tabs, current_tab, drawn)     # for bench/redraw_cost.py
         step = next(tab.step_slider for tab in tabs if tab.step_slider is not None)
-        translated = [trace_state, *results, step]
+        result_outputs = [trace_state, *results, step]
         model = dict(concurrency_id="model",   # with the batcher, waiting requests are decoded together
                      concurrency_limit=APP_TRANSLATE_WAITING if getattr(translator, "batcher", None) else concurrency)
 
@@ -1296,13 +1291,18 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         fresh = NewTraceViews.of(page, tabs, current_tab)
         run = translate_callback(translator)
 
-        def translate(text_v, *values):
+        def translated(text_v, values) -> tuple:
+            """The trace and what shows it (French, info, pieces, step), then `drawn` and the views."""
             trace, *shown, step_v = run(text_v)
             drawn_v, views_out = fresh.views(trace, {step: step_v}, *values)
-            return (trace, *shown, step_v, sentence_choices(text_v), drawn_v, *views_out)
+            return (trace, *shown, step_v), (drawn_v, *views_out)
+
+        def translate(text_v, *values):
+            result, views_out = translated(text_v, values)
+            return (*result, sentence_choices(text_v), *views_out)
         translate.__doc__ = run.__doc__
         typed = gr.on([go_btn.click, text.submit], translate, [text, *fresh.inputs],
-                      [*translated, picker, drawn, *fresh.outputs], api_name="translate_and_draw",
+                      [*result_outputs, picker, drawn, *fresh.outputs], api_name="translate_and_draw",
                       api_visibility="undocumented", **model)
         moved = gr.State(None)   # set when the user opened another tab while a Translate waited: that tab redraws
 
@@ -1312,16 +1312,15 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         typed.then(moved_on, [current_tab, drawn], moved, api_visibility="undocumented", queue=False)
         # The API's /translate: the French, the run's details, the pieces and the step range (and this session's
         # trace, for /step_view and the other endpoints), without the figures.
-        gr.Button(visible=False).click(run, text, translated, api_name="translate", **model)
+        gr.Button(visible=False).click(run, text, result_outputs, api_name="translate", **model)
 
         def pick(choice, *values):
             if not choice:
-                return (gr.update(),) * (len(translated) + 2) + (gr.skip(),) * len(fresh.outputs)
-            trace, *shown, step_v = run(choice)
-            drawn_v, views_out = fresh.views(trace, {step: step_v}, *values)
-            return (choice, trace, *shown, step_v, drawn_v, *views_out)
+                return (gr.update(),) * (len(result_outputs) + 2) + (gr.skip(),) * len(fresh.outputs)
+            result, views_out = translated(choice, values)
+            return (choice, *result, *views_out)
         for chooser in (picker, example):
-            chooser.input(pick, [chooser, *fresh.inputs], [text, *translated, drawn, *fresh.outputs],
+            chooser.input(pick, [chooser, *fresh.inputs], [text, *result_outputs, drawn, *fresh.outputs],
                           api_visibility="undocumented", **model).then(
                 moved_on, [current_tab, drawn], moved, api_visibility="undocumented", queue=False)
         example.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)
@@ -1347,7 +1346,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
             return (*loaded, drawn_v, *views_out)
         # A link sets controls (kind, layer, head) whose change events redraw from values the browser may not
         # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
-        demo.load(open_page, fresh.inputs, [text, *translated, tabs_box, current_tab, *link_outs, drawn, *fresh.outputs],
+        demo.load(open_page, fresh.inputs, [text, *result_outputs, tabs_box, current_tab, *link_outs, drawn, *fresh.outputs],
                   api_visibility="undocumented", **model).then(
             draw_all, all_in, all_out, api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
         wire_links(page, tabs, text, current_tab, link_btn, link_box)

@@ -81,11 +81,11 @@ def grid_cells(z: np.ndarray, masked: Optional[np.ndarray]) -> list[dict]:
       the frame's gaps to the matrix below, so every cell reads exact to 3 decimals, at ~2 KB a head
       instead of ~3 KB (uint16): what keeps a 6-layer grid of a 30-word sentence under 150 KB;
     - masked (causal attention): only the computed cells, as columns (no float NaN is needed)."""
-    t = np.rint(np.clip(np.asarray(z, dtype=np.float64), 0.0, 1.0) * GRID_UNITS).astype(np.int64)
-    index = np.uint8 if max(t.shape) < 256 else np.uint16       # 1 byte an index for up to 255 positions
+    index = np.uint8 if max(np.shape(z)) < 256 else np.uint16     # 1 byte an index for up to 255 positions
     if masked is not None:
         rows, cols = np.nonzero(~masked)
         return [dict(z=thousandths(z[rows, cols]), x=(cols + 1).astype(index), y=(rows + 1).astype(index))]
+    t = np.rint(np.clip(np.asarray(z, dtype=np.float64), 0.0, 1.0) * GRID_UNITS).astype(np.int64)
     base = dict(z=np.minimum(t, 255).astype(np.uint8), x0=1, dx=1, y0=1, dy=1)
     peak = t > 255
     if not peak.any():
