@@ -76,6 +76,15 @@ def test_augment_is_seeded_and_makes_every_kind():
     assert len(a) >= 30 + 5
 
 
+def test_concatenations_join_as_many_pairs_as_the_sizes_say():
+    pairs = [(f"Sentence {w}.", f"Phrase {w}.") for w in "abcdefghij"]
+    for sizes in [(2,), (5, 6)]:
+        joined = A.concatenate(pairs, 20, random.Random(3), sizes)
+        for en, fr in joined:
+            assert en.count(".") == fr.count(".") in sizes
+            assert [e.split()[1] for e in en.split(". ")] == [f.split()[1] for f in fr.split(". ")]
+
+
 def test_split_sentences():
     assert split_sentences("Dr. Smith gave the lecture at 9 a.m. today. Why does the decoder need a mask?") == [
         "Dr. Smith gave the lecture at 9 a.m. today.", "Why does the decoder need a mask?"]

@@ -13,7 +13,8 @@ the training pipeline (the corpora themselves are never edited):
   (``num2words`` writes the French) gets another number.
 - ``template_pairs``: sentences of this project's own about people, numbers, dates, times and
   prices, from frames written for it (``FRAMES``), filled at random.
-- ``concatenate``: 2-3 pairs joined, so that multi-sentence input ends properly.
+- ``concatenate``: 2-3 pairs joined (or as many as ``AugmentConfig.concat_sizes`` says, up to
+  paragraphs of 6), so that multi-sentence input ends properly and does not loop.
 
 Everything is seeded: the same seed gives the same pairs. ``HELD_OUT_*`` lists are never used
 in training; the generated tests (``names_test``, ``numbers_test``) use them.
@@ -429,24 +430,27 @@ def template_pairs(n: int, rng: random.Random, frames: Sequence[Pair] = FRAMES, 
     return [fill(rng.choice(frames), rng, held_out)[0] for _ in range(n)]
 
 
-def concatenate(pairs: Sequence[Pair], n: int, rng: random.Random) -> list[Pair]:
-    """n pairs, each 2-3 pairs joined by a space (only pairs that end in . ! or ?)."""
+def concatenate(pairs: Sequence[Pair], n: int, rng: random.Random,
+                sizes: Sequence[int] = (2, 2, 3)) -> list[Pair]:
+    """n pairs, each k pairs joined by a space, k drawn from `sizes` (only pairs that end in . ! or ?)."""
     ends = [p for p in pairs if p[0][-1:] in ".!?" and p[1][-1:] in ".!?"]
     out = []
     for _ in range(n):
-        chosen = rng.sample(ends, rng.choice([2, 2, 3]))
+        chosen = rng.sample(ends, rng.choice(sizes))
         out.append((" ".join(p[0] for p in chosen), " ".join(p[1] for p in chosen)))
     return out
 
 
 @dataclass
 class AugmentConfig:
-    """How many extra pairs of each kind (name copies per pair, numbers copies per pair, counts)."""
+    """How many extra pairs of each kind (name copies per pair, numbers copies per pair, counts), and
+    how many pairs each concatenation joins (drawn from `concat_sizes`)."""
 
     name_copies: int = 4
     number_copies: int = 3
     templates: int = 40_000
     concatenations: int = 25_000
+    concat_sizes: tuple[int, ...] = (2, 2, 3)
 
 
 def augment(pairs: Sequence[Pair], seed: int, cfg: AugmentConfig = AugmentConfig(),
@@ -456,7 +460,7 @@ def augment(pairs: Sequence[Pair], seed: int, cfg: AugmentConfig = AugmentConfig
     names = substitute_names(pairs, rng, cfg.name_copies)
     numbers = substitute_numbers(pairs, rng, cfg.number_copies)
     templates = template_pairs(cfg.templates, rng)
-    concat = concatenate(list(pairs) + names[: len(names) // 4], cfg.concatenations, rng)
+    concat = concatenate(list(pairs) + names[: len(names) // 4], cfg.concatenations, rng, cfg.concat_sizes)
     log(f"augmentation: {len(names):,} name/place pairs, {len(numbers):,} number pairs, "
         f"{len(templates):,} template pairs, {len(concat):,} multi-sentence pairs")
     return names + numbers + templates + concat

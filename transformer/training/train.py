@@ -61,9 +61,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     d.add_argument("--dev", nargs="+", default=DEFAULT_DEV, help="dev corpora for validation and model selection")
     d.add_argument("--augment", action="store_true",
                    help="add generated pairs: other names and places, numbers, dates, times, prices, "
-                        "and 2-3 sentence concatenations (transformer/augment.py)")
+                        "and multi-sentence concatenations (transformer/training/augment.py)")
     d.add_argument("--name-copies", type=int, default=AugmentConfig.name_copies,
                    help="with --augment: copies of each pair naming Tom/Mary/John, with other people")
+    d.add_argument("--concatenations", type=int, default=AugmentConfig.concatenations,
+                   help="with --augment: multi-sentence pairs made by joining pairs")
+    d.add_argument("--concat-sizes", type=int, nargs="+", default=list(AugmentConfig.concat_sizes),
+                   help="with --augment: how many pairs each concatenation joins, drawn from these "
+                        "(repeat a size to draw it more often)")
     d.add_argument("--out", default="runs/en-fr", help="output folder (checkpoints, logs, training state)")
     d.add_argument("--vocab-size", type=int, default=8000)
     d.add_argument("--max-pieces", type=int, default=128, help="drop training pairs longer than this (pieces)")
@@ -560,7 +565,8 @@ def start_run(args) -> Run:
     out.mkdir(parents=True, exist_ok=True)
     log = (lambda *a: tqdm.write(" ".join(str(x) for x in a))) if rank == 0 else (lambda *a: None)
     extra = augment(load_corpora(args.train, repeat=False), args.seed,
-                    AugmentConfig(name_copies=args.name_copies), log) if args.augment else []
+                    AugmentConfig(name_copies=args.name_copies, concatenations=args.concatenations,
+                                  concat_sizes=tuple(args.concat_sizes)), log) if args.augment else []
     tok = prepare_tokenizer(args, out, extra, rank, world, log)
     train, dev_sets = prepare_data(args, tok, extra, log)
     if rank == 0:
