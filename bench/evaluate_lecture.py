@@ -16,7 +16,10 @@ and the in-domain (classroom) sets.
 
 ``--dev`` measures the same things on DEV data only, for choosing between checkpoints: names copied on
 300 Tatoeba dev sentences naming Tom, Mary or John, with freshly invented names (never a held-out test
-name), and loops on 150 paragraphs of 4-6 dev sentences (classroom dev and Tatoeba dev, 35-90 words).
+name), and loops on 150 paragraphs of 4-6 dev sentences (classroom dev and Tatoeba dev, 35-90 words;
+``--paragraphs N`` for more). For those paragraphs it also gives chrF against the joined references and
+the share whose translation has as many sentences as the English (a dropped or merged sentence shows
+there).
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from transformer.training.augment import names_test, numbers_test  # noqa: E402
 from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
 from transformer.cli.translate import translate_lines  # noqa: E402
+from transformer.sentences import split_sentences  # noqa: E402
 from transformer.translator import Translator  # noqa: E402
 
 CORPORA = ROOT / "transformer" / "training" / "corpora"
@@ -50,13 +54,13 @@ def loops(text: str, n: int = 3, times: int = 3) -> bool:
     return any(c >= times for c in grams.values())
 
 
-def dev_figures(tr: Translator, seed: int) -> dict:
+def dev_figures(tr: Translator, seed: int, n_paragraphs: int = 150) -> dict:
     """Names and paragraph loops on dev data (see the module's docstring); tests are never read."""
     import random
     from transformer.training import augment
     rng = random.Random(seed)
     tatoeba = read_corpus(str(SHARED_DATA / "tatoeba-eng-fra" / "dev.tsv.gz"))
-    classroom = [s for s, _ in read_corpus(str(CORPORA / "classroom.dev.tsv"))]
+    classroom = read_corpus(str(CORPORA / "classroom.dev.tsv"))
     cases = []
     for en, fr in tatoeba:
         people = [x for x in augment.CORPUS_PEOPLE if augment._count(en, x) == 1 and augment._count(fr, x) == 1]
@@ -71,15 +75,22 @@ def dev_figures(tr: Translator, seed: int) -> dict:
             break
     outs = tr.translate([c[0] for c in cases])
     copied = sum(all(n in o for n in names) for (_, names), o in zip(cases, outs))
-    paragraphs = []
-    while len(paragraphs) < 150:
-        pool = classroom if len(paragraphs) % 2 == 0 else [s for s, _ in tatoeba]
-        text = " ".join(rng.sample(pool, rng.choice([4, 5, 6])))
+    paragraphs, references = [], []
+    while len(paragraphs) < n_paragraphs:
+        pool = classroom if len(paragraphs) % 2 == 0 else tatoeba
+        chosen = rng.sample(pool, rng.choice([4, 5, 6]))
+        text = " ".join(en for en, _ in chosen)
         if 35 <= len(text.split()) <= 90:
             paragraphs.append(text)
-    looping = sum(loops(t.translation) or not t.finished for t in (tr.trace(p) for p in paragraphs))
+            references.append(" ".join(fr for _, fr in chosen))
+    traces = [tr.trace(p) for p in paragraphs]
+    looping = sum(loops(t.translation) or not t.finished for t in traces)
+    same_count = sum(len(split_sentences(t.translation)) == len(split_sentences(p)) for t, p in zip(traces, paragraphs))
+    chrf = sacrebleu.corpus_chrf([t.translation for t in traces], [references]).score
     return {"dev_names_copied_pct": round(100 * copied / len(cases), 1), "dev_names_sentences": len(cases),
-            "dev_paragraphs": len(paragraphs), "dev_paragraphs_looping": looping}
+            "dev_paragraphs": len(paragraphs), "dev_paragraphs_looping": looping,
+            "dev_paragraphs_chrf": round(chrf, 1),
+            "dev_paragraphs_same_sentence_count_pct": round(100 * same_count / len(paragraphs), 1)}
 
 
 def main(argv=None) -> int:
@@ -91,10 +102,11 @@ def main(argv=None) -> int:
     p.add_argument("--json", default=None, help="also write the results here")
     p.add_argument("--show", type=int, default=0, help="print this many failures of each test")
     p.add_argument("--dev", action="store_true", help="dev data only (names, long paragraphs): for selection")
+    p.add_argument("--paragraphs", type=int, default=150, help="with --dev: how many dev paragraphs")
     args = p.parse_args(argv)
     tr = Translator(args.checkpoint, args.device)
     if args.dev:
-        res = dev_figures(tr, args.seed)
+        res = {"checkpoint": str(args.checkpoint or "bundled"), **dev_figures(tr, args.seed, args.paragraphs)}
         print(json.dumps(res, ensure_ascii=False))
         return 0
     res: dict = {"checkpoint": str(args.checkpoint or "bundled")}

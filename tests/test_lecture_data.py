@@ -85,6 +85,15 @@ def test_concatenations_join_as_many_pairs_as_the_sizes_say():
             assert [e.split()[1] for e in en.split(". ")] == [f.split()[1] for f in fr.split(". ")]
 
 
+def test_times_in_words_for_training_only():
+    rng = random.Random(5)
+    times = {A.random_time(rng, words=True) for _ in range(3000)}
+    assert ("one o'clock", "une heure") in times and ("nine o'clock", "neuf heures") in times
+    assert not any(en.startswith("12 o'clock") for en, _ in times)          # noon, not "0 h"
+    rng = random.Random(5)
+    assert not any("heure" in fr for fr in (A.random_time(rng)[1] for _ in range(3000)))
+
+
 def test_split_sentences():
     assert split_sentences("Dr. Smith gave the lecture at 9 a.m. today. Why does the decoder need a mask?") == [
         "Dr. Smith gave the lecture at 9 a.m. today.", "Why does the decoder need a mask?"]

@@ -308,8 +308,10 @@ def random_date(rng: random.Random) -> tuple[str, str]:
     return en, fr
 
 
-def random_time(rng: random.Random) -> tuple[str, str]:
-    """('9:30', '9 h 30'), ('3 p.m.', '15 h'), ('noon', 'midi')..."""
+def random_time(rng: random.Random, words: bool = False) -> tuple[str, str]:
+    """('9:30', '9 h 30'), ('3 p.m.', '15 h'), ('noon', 'midi')...; with `words`, "o'clock" times are
+    sometimes written in words ("nine o'clock", 'neuf heures'). (Without it no extra random draw is
+    made, so the generated numbers test stays the same.)"""
     r = rng.random()
     if r < 0.06:
         return rng.choice([("noon", "midi"), ("midnight", "minuit")])
@@ -320,9 +322,12 @@ def random_time(rng: random.Random) -> tuple[str, str]:
     pm = rng.random() < 0.5
     h24 = (h % 12) + (12 if pm else 0)
     en = f"{h}:{m:02d} {'p.m.' if pm else 'a.m.'}" if m else f"{h} {'p.m.' if pm else 'a.m.'}"
-    if not pm and rng.random() < 0.3 and not m:
-        en = f"{h} o'clock"
     fr = f"{h24} h {m:02d}" if m else f"{h24} h"
+    if not pm and rng.random() < 0.3 and not m and not (words and h == 12):   # "12 o'clock" is noon, not 0 h
+        en = f"{h} o'clock"
+        if words and rng.random() < 0.5:
+            en = f"{number_words(h, 'en')} o'clock"
+            fr = "une heure" if h24 == 1 else f"{number_words(h24, 'fr')} heures"
     return en, fr
 
 
@@ -413,7 +418,7 @@ def fill(frame: Pair, rng: random.Random, held_out: bool = False) -> tuple[Pair,
     if "{D}" in en:
         vals["D"] = random_date(rng)
     if "{T}" in en:
-        vals["T"] = random_time(rng)
+        vals["T"] = random_time(rng, words=not held_out)
     if "{M}" in en:
         vals["M"] = random_price(rng)
     cities = rng.sample(list(CITIES.items()), 2)
