@@ -54,6 +54,11 @@ def loops(text: str, n: int = 3, times: int = 3) -> bool:
     return any(c >= times for c in grams.values())
 
 
+def looped(trace) -> bool:
+    """The paragraph test's failure: a repeated 3-gram, or decoding stopped by the length limit."""
+    return loops(trace.translation) or not trace.finished
+
+
 def dev_figures(tr: Translator, seed: int, n_paragraphs: int = 150) -> dict:
     """Names and paragraph loops on dev data (see the module's docstring); tests are never read."""
     import random
@@ -84,7 +89,7 @@ def dev_figures(tr: Translator, seed: int, n_paragraphs: int = 150) -> dict:
             paragraphs.append(text)
             references.append(" ".join(fr for _, fr in chosen))
     traces = [tr.trace(p) for p in paragraphs]
-    looping = sum(loops(t.translation) or not t.finished for t in traces)
+    looping = sum(looped(t) for t in traces)
     same_count = sum(len(split_sentences(t.translation)) == len(split_sentences(p)) for t, p in zip(traces, paragraphs))
     chrf = sacrebleu.corpus_chrf([t.translation for t in traces], [references]).score
     return {"dev_names_copied_pct": round(100 * copied / len(cases), 1), "dev_names_sentences": len(cases),
@@ -134,7 +139,7 @@ def main(argv=None) -> int:
     looped = []
     for text in paragraphs:
         trace = tr.trace(text)
-        if loops(trace.translation) or not trace.finished:
+        if looped(trace):
             looped.append(text[:60])
     res["paragraphs"] = len(paragraphs)
     res["paragraphs_looping"] = len(looped)

@@ -72,6 +72,7 @@ HELD_OUT_SURNAMES = [
     "Abernathy", "Okonkwo", "Rasmussen", "Takahashi", "Zielinski", "Mbeki", "Castellanos", "Lindgren",
     "Oyelaran", "Kuznetsov", "Delacroix", "Fairweather", "Nakamura", "Bergstrom", "Achterberg", "Quispe",
 ]
+HELD_OUT_NAMES = frozenset({n for n, _ in HELD_OUT_FIRST_NAMES} | set(HELD_OUT_SURNAMES))
 # English title -> French title, and whether French needs an article before it.
 TITLES = [("Professor", "professeur", True), ("Dr.", "docteur", True), ("Mr.", "M.", False),
           ("Ms.", "Mme", False), ("Mrs.", "Mme", False)]
@@ -153,16 +154,11 @@ SURNAME_ENDINGS = ["berg", "field", "wood", "ford", "ton", "ley", "worth", "brid
                    "dale", "ridge", "mann", "sen", "strom", "ham", "croft", "lock", "hurst"]
 
 
-def _held_out_names() -> set[str]:
-    return {n for n, _ in HELD_OUT_FIRST_NAMES} | set(HELD_OUT_SURNAMES)
-
-
 def invented_name(rng: random.Random) -> str:
     """A name that is in no list (e.g. 'Tirakun', 'Kwalossa', 'Ashbrook'): pronounceable syllables,
     sometimes after an English word, or an English-looking compound. The tokenizer cuts it into
     several pieces, so the model must learn to copy pieces, not to map known names to themselves.
     Never one of the held-out test names."""
-    held_out = _held_out_names()
     while True:
         if rng.random() < 0.2:
             word = rng.choice(WORD_STARTS) + rng.choice(SURNAME_ENDINGS)
@@ -174,7 +170,7 @@ def invented_name(rng: random.Random) -> str:
                                    + (rng.choice(CODAS) if i == n - 1 or rng.random() < 0.2 else "")
                                    for i in range(n))
         word = word[:1].upper() + word[1:]
-        if len(word) > 2 and word not in held_out:
+        if len(word) > 2 and word not in HELD_OUT_NAMES:
             return word
 
 
