@@ -45,6 +45,7 @@ from transformer.model.layers import PositionalEncoding
 from transformer.model.transformer import Transformer
 from transformer.positional import sinusoidal_encoding
 from transformer.viz.analysis import head_summary
+from transformer import examples
 from transformer.why import METHODS
 from transformer.viz import why as why_views
 from transformer.viz import steering as steer_views
@@ -53,14 +54,6 @@ from transformer.viz.report import build_report, report_filename
 
 log = logging.getLogger("app")
 
-EXAMPLES = [
-    "The cat is sleeping on the sofa.",
-    "I would like a cup of coffee, please.",
-    "Where is the nearest train station?",
-    "Two children are playing football in the park.",
-    "She has been learning to play the piano for three years.",
-    "We will meet tomorrow morning in front of the museum.",
-]
 KIND_CHOICES = [("Encoder self", "encoder"), ("Decoder masked self", "decoder"), ("Cross", "cross")]   # …-attention
 NO_TRACE = "Translate a sentence to see this view."
 ROLLOUT_NOTE = ("*Rollout* (Abnar & Zuidema, 2020) multiplies each self-attention layer's head-mean, mixed with "
@@ -73,6 +66,7 @@ CSS = """
  font-family:var(--font-mono);white-space:pre}
 .piece.src{background:rgba(230,159,0,.15)} .piece.tgt{background:rgba(86,180,233,.18)}
 .piece.chosen{background:rgba(230,159,0,.45);font-weight:bold}
+.piece.unsure{border:2px dotted #d55e00;text-decoration:underline wavy #d55e00} .confidence{opacity:.9}
 .piece.rare{border:2px dashed #d55e00} .piece.rare sup{color:#d55e00;font-weight:bold;margin-left:2px}
 .replay div{margin:4px 0} .replay-table td,.replay-table th{padding:2px 8px;text-align:left}
 .replay-table tr.current{font-weight:bold;background:rgba(230,159,0,.25)}
@@ -929,7 +923,7 @@ def build_header():
     with gr.Row(equal_height=True, elem_id="header"):
         with gr.Column(scale=3, min_width=560):
             gr.HTML(TITLE_HTML)
-        example = gr.Dropdown([("Examples…", "")] + EXAMPLES, value="", label="Examples",
+        example = gr.Dropdown([("Examples…", "")] + examples.dropdown_choices(), value="", label="Examples",
                               show_label=False, container=False, scale=1, min_width=220, elem_id="examples",
                               filterable=False)
         with gr.Column(scale=0, min_width=350, elem_id="look-col"):
@@ -1131,7 +1125,7 @@ def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
 
     def load(request: gr.Request):
         params = dict(request.query_params) if request is not None else {}
-        q, notes = links.parse_query(params, TAB_IDS, EXAMPLES[0], DEFAULT_TAB)
+        q, notes = links.parse_query(params, TAB_IDS, examples.EVERYDAY[0], DEFAULT_TAB)
         trace, french, info, pieces, step = run(q.text)
         updates = {}
         if trace is not None:

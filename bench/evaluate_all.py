@@ -23,6 +23,10 @@ SETS = [
     ("Multi30k test_2018_flickr", f"{DATA}/multi30k/test_2018_flickr"),
     ("Classroom dev (project's own; selection)", "transformer/training/corpora/classroom.dev.tsv"),
     ("Classroom test (project's own)", "transformer/training/corpora/classroom.test.tsv"),
+    ("newstest2013 (news dev; selection)", f"{DATA}/news-formal/newstest2013.dev.tsv.gz"),
+    ("newstest2014 (news test, WMT14)", f"{DATA}/news-formal/newstest2014.test.tsv.gz"),
+    ("tech-docs dev: cnp3-ebook (held out by file; selection)", f"{DATA}/tech-docs/cnp3-ebook-fr.tsv.gz"),
+    ("tech-docs test: rust-book (held out by file)", f"{DATA}/tech-docs/rust-book-fr.tsv.gz"),
 ]
 
 

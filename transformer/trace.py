@@ -18,6 +18,8 @@ from typing import Literal, Optional
 
 import numpy as np
 
+from .doubt import Confidence, confidence, output_doubts
+
 AttentionKind = Literal["encoder", "decoder", "cross"]
 KINDS: tuple[AttentionKind, ...] = ("encoder", "decoder", "cross")
 StopReason = Literal["end", "length", "time"]   # </s> produced, output length limit, time limit
@@ -122,9 +124,15 @@ class TranslationTrace:
         return self.stop == "time"
 
     @property
+    def confidence(self) -> Confidence:
+        """How sure the model was of its chosen pieces (doubt.py)."""
+        return confidence(self.tgt_pieces, [s.prob for s in self.steps])
+
+    @property
     def notes(self) -> list[str]:
-        """What the user should be told: about the input, then about where decoding stopped."""
-        notes = list(self.source.notes)
+        """What the user should be told: about the input, about the translation (its numbers, the model's
+        confidence), then about where decoding stopped."""
+        notes = list(self.source.notes) + output_doubts(self.source.text, self.translation, self.confidence)
         if self.stop == "time":
             notes.append(f"Decoding stopped at the time limit of {self.deadline_s:.0f} s.")
         elif self.stop == "length":

@@ -12,6 +12,7 @@ from typing import Optional, Sequence
 
 import torch
 
+from . import doubt
 from .batcher import MicroBatcher
 from .config import (APP_BATCH_WINDOW_S, APP_MAX_BATCH, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_BATCH_SENTENCES,
                      MAX_FORCED_PIECES, MAX_INPUT_CHARS, MAX_SOURCE_PIECES, TOP_K, TRACE_CACHE_SIZE, TRACE_DEADLINE_S)
@@ -82,7 +83,9 @@ class Translator:
         # Longest source in pieces (EOS included), leaving room for positions on the target side.
         self.max_src_tokens = min(self.cfg.max_len, MAX_SOURCE_PIECES)
         counts = load_piece_counts(checkpoint)
-        self.source_counts = counts["source"] if counts and len(counts["source"]) == self.cfg.vocab_size else None
+        fits = bool(counts) and len(counts["source"]) == len(counts.get("target", ())) == self.cfg.vocab_size
+        self.source_counts = counts["source"] if fits else None
+        self.target_counts = counts["target"] if fits else None
         self.checkpoint_id = checkpoint_identity(checkpoint, self.device)
         self.cache = TraceCache(cache_size, keep=lambda t: not t.timed_out) if cache_size > 0 else None
         self.batcher = (MicroBatcher(self._trace_batch, max_batch, batch_workers, batch_window_s, "trace")
@@ -110,6 +113,10 @@ class Translator:
         text = clean_text(text)
         if not text:
             raise ValueError("There is nothing to translate: type an English sentence.")
+        if doubt.mostly_capitals(text):
+            text = doubt.sentence_case(text)
+            notes.append(f"Your text is mostly in capitals, which the model rarely saw in training: it translated it "
+                         f"in ordinary case (“{text[:80]}{'…' if len(text) > 80 else ''}”).")
         ids, truncated = self.encode_source(text)
         if truncated:
             notes.append(f"The input is longer than the model's limit of {self.max_src_tokens - 1} pieces; "
@@ -118,6 +125,8 @@ class Translator:
         if self.tokenizer.unk_id in ids and all(p in (WORD_MARKER, UNK_PIECE) for p in pieces[:-1]):
             notes.append("None of these characters are in the model's vocabulary (it knows English and French "
                          "text); they all became <unk>.")
+        else:
+            notes += doubt.input_doubts(text, ids[:-1], pieces[:-1], self.source_counts, self.target_counts)
         counts = tuple(int(self.source_counts[i]) for i in ids) if self.source_counts else ()
         return Source(text, ids, pieces, truncated, tuple(notes), counts)
 

@@ -14,10 +14,9 @@ from typing import Iterable, Sequence
 
 import sentencepiece as spm
 
-from ..config import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from ..config import BOS_ID, EOS_ID, PAD_ID, UNK_ID, WORD_MARKER  # noqa: F401  (WORD_MARKER: named here too)
 
 PAD_PIECE, UNK_PIECE, BOS_PIECE, EOS_PIECE = "<pad>", "<unk>", "<s>", "</s>"
-WORD_MARKER = "▁"   # SentencePiece's "a word starts here"
 
 
 def detokenize(pieces: Iterable[str]) -> str:

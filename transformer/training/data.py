@@ -2,13 +2,15 @@
 
 A corpus is named either by a TSV file (``english<TAB>french`` per line, optionally gzip'd)
 or by a prefix of two line-aligned files (``PREFIX.en[.gz]`` and ``PREFIX.fr[.gz]``).
-A suffix ``@N`` repeats a corpus N times in training (oversampling).
+A suffix ``@W`` weights a corpus in training: each epoch holds every pair ``floor(W)`` times plus a
+fresh random share ``W - floor(W)`` of them (``@2`` repeats a corpus, ``@0.3`` draws 30 % of it anew
+each epoch). The weights are kept in the run's ``run_config.json``.
 """
 from __future__ import annotations
 
 import gzip
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator, Optional, Sequence
 
 import numpy as np
 import torch
@@ -49,37 +51,60 @@ def read_corpus(spec: str, src_lang: str = "en", tgt_lang: str = "fr") -> list[t
     return [(a.strip(), b.strip()) for a, b in zip(s_lines, t_lines)]
 
 
-def parse_spec(spec: str) -> tuple[str, int]:
+def parse_spec(spec: str) -> tuple[str, float]:
+    """``PATH@W`` -> (PATH, W); a plain PATH has weight 1."""
     if "@" in spec:
-        name, times = spec.rsplit("@", 1)
-        if times.isdigit():
-            return name, int(times)
-    return spec, 1
+        name, weight = spec.rsplit("@", 1)
+        try:
+            w = float(weight)
+        except ValueError:
+            return spec, 1.0
+        if not (w > 0 and np.isfinite(w)):
+            raise ValueError(f"{spec}: the weight after @ must be a positive number")
+        return name, w
+    return spec, 1.0
 
 
 class ParallelData:
     """Tokenized pairs held as id arrays: src = x + [EOS]; tgt = [BOS] + y + [EOS]."""
 
-    def __init__(self, src_ids: Sequence[Sequence[int]], tgt_ids: Sequence[Sequence[int]], max_len: int = 200):
+    def __init__(self, src_ids: Sequence[Sequence[int]], tgt_ids: Sequence[Sequence[int]], max_len: int = 200,
+                 weights: Optional[Sequence[float]] = None):
         keep = [i for i in range(len(src_ids)) if 0 < len(src_ids[i]) < max_len and 0 < len(tgt_ids[i]) < max_len - 1]
         self.src = [list(src_ids[i]) + [EOS_ID] for i in keep]
         self.tgt = [[BOS_ID] + list(tgt_ids[i]) + [EOS_ID] for i in keep]
         self.src_lens = np.array([len(s) for s in self.src], dtype=np.int64)
         self.tgt_lens = np.array([len(t) for t in self.tgt], dtype=np.int64)
+        self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)[keep]
         self.dropped = len(src_ids) - len(keep)
 
     def __len__(self) -> int:
         return len(self.src)
 
     def num_tokens(self) -> int:
-        return int(self.src_lens.sum() + self.tgt_lens.sum() - len(self))  # src + target predictions
+        """Source + target predictions of one epoch (weights applied: their expected count)."""
+        per_pair = self.src_lens + self.tgt_lens - 1
+        return int(per_pair.sum() if self.weights is None else (per_pair * self.weights).sum())
+
+    def epoch_pairs(self, rng: np.random.Generator) -> np.ndarray:
+        """The pairs of one epoch: each floor(weight) times, plus once more with probability weight - floor."""
+        if self.weights is None:
+            return np.arange(len(self))
+        whole = np.floor(self.weights).astype(np.int64)
+        share = self.weights - whole
+        if share.any():               # no draw for whole weights: the same batches as unweighted data
+            whole = whole + (rng.random(len(self)) < share)
+        return np.repeat(np.arange(len(self)), whole)
 
     def batches(self, max_tokens: int, seed: int, shuffle: bool = True) -> list[np.ndarray]:
-        """Index arrays of similar-length pairs, each with at most max_tokens padded tokens per side."""
+        """Index arrays of similar-length pairs, each with at most max_tokens padded tokens per side.
+        Shuffled epochs follow the corpus weights; unshuffled ones (evaluation) hold every pair once."""
         rng = np.random.default_rng(seed)
+        pairs = self.epoch_pairs(rng) if shuffle else np.arange(len(self))
+        longest = np.maximum(self.src_lens, self.tgt_lens)[pairs]
+        noise = rng.random(len(pairs)) if shuffle else np.arange(len(pairs)) / max(1, len(pairs))
+        order = pairs[np.lexsort((noise, longest))]
         longest = np.maximum(self.src_lens, self.tgt_lens)
-        noise = rng.random(len(self)) if shuffle else np.arange(len(self)) / len(self)
-        order = np.lexsort((noise, longest))
         batches, start, cur_max = [], 0, 0
         for pos, idx in enumerate(order):
             cur_max = max(cur_max, longest[idx])

@@ -33,9 +33,11 @@ from safetensors.torch import load_file
 from tqdm import tqdm
 
 from .augment import AugmentConfig, augment
+from .vocab_transfer import transfer_embedding
 from ..config import MAX_SOURCE_PIECES, PAD_ID, ModelConfig
 from .data import SHARED_DATA, ParallelData, parse_spec, read_corpus
-from ..io.checkpoint import PIECE_COUNTS_FILE, REPLAY_FILE, TOKENIZER_FILE, load_checkpoint, save_checkpoint
+from ..io.checkpoint import (PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE, TOKENIZER_FILE, load_checkpoint,
+                             save_checkpoint)
 from ..io.tokenizer import Tokenizer, train_tokenizer
 from ..model.decoding import trace_greedy
 from ..model.transformer import Transformer
@@ -57,11 +59,15 @@ def parse_args(argv=None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     d = p.add_argument_group("data")
     d.add_argument("--train", nargs="+", default=DEFAULT_TRAIN,
-                   help="training corpora: FILE.tsv[.gz] or PREFIX (PREFIX.en[.gz] + PREFIX.fr[.gz]); suffix @N repeats")
+                   help="training corpora: FILE.tsv[.gz] or PREFIX (PREFIX.en[.gz] + PREFIX.fr[.gz]); suffix @W "
+                        "weights a corpus (@2: twice per epoch; @0.3: a fresh 30 %% of it each epoch)")
     d.add_argument("--dev", nargs="+", default=DEFAULT_DEV, help="dev corpora for validation and model selection")
     d.add_argument("--augment", action="store_true",
                    help="add generated pairs: other names and places, numbers, dates, times, prices, "
                         "and multi-sentence concatenations (transformer/training/augment.py)")
+    d.add_argument("--augment-from", nargs="+", default=None, metavar="CORPUS",
+                   help="with --augment: the corpora the generated pairs are made from (default: every --train "
+                        "corpus; name them as in --train, weights ignored)")
     d.add_argument("--name-copies", type=int, default=AugmentConfig.name_copies,
                    help="with --augment: copies of each pair naming Tom/Mary/John, with other people")
     d.add_argument("--concatenations", type=int, default=AugmentConfig.concatenations,
@@ -70,7 +76,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="with --augment: how many pairs each concatenation joins, drawn from these "
                         "(repeat a size to draw it more often)")
     d.add_argument("--out", default="runs/en-fr", help="output folder (checkpoints, logs, training state)")
-    d.add_argument("--vocab-size", type=int, default=8000)
+    d.add_argument("--vocab-size", type=int, default=ModelConfig.vocab_size)
     d.add_argument("--max-pieces", type=int, default=128, help="drop training pairs longer than this (pieces)")
     m = p.add_argument_group("model (the fields of ModelConfig; ignored with --init-from)")
     defaults = ModelConfig()
@@ -108,6 +114,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     e.add_argument("--init-from", default=None, metavar="CHECKPOINT",
                    help="start from this checkpoint folder's weights, config and tokenizer (a new learning-rate "
                         "schedule and optimizer: a further training cycle); the model options are ignored")
+    e.add_argument("--new-tokenizer", action="store_true",
+                   help="with --init-from: train a new SentencePiece vocabulary (--vocab-size) on this run's data "
+                        "and carry the embeddings over to it (training/vocab_transfer.py)")
     return p.parse_args(argv)
 
 
@@ -232,22 +241,39 @@ def setup_distributed() -> tuple[int, int, int]:
     return 0, 1, 0
 
 
-def load_corpora(specs, repeat: bool) -> list[tuple[str, str]]:
-    pairs = []
+def load_corpora(specs) -> tuple[list[tuple[str, str]], list[float]]:
+    """Every pair of the corpora once, and each pair's corpus weight (the @W of its spec)."""
+    pairs, weights = [], []
     for spec in specs:
-        name, times = parse_spec(spec)
-        pairs += read_corpus(name) * (times if repeat else 1)
-    return pairs
+        name, weight = parse_spec(spec)
+        corpus = read_corpus(name)
+        pairs += corpus
+        weights += [weight] * len(corpus)
+    return pairs, weights
 
 
-def tokenize(tok: Tokenizer, pairs, max_pieces: int) -> ParallelData:
-    return ParallelData(tok.encode([p[0] for p in pairs]), tok.encode([p[1] for p in pairs]), max_pieces)
+def weighted_sample(pairs, weights, seed: int) -> list[tuple[str, str]]:
+    """One epoch's worth of pairs drawn by the corpus weights (what the tokenizer is trained on)."""
+    rng = np.random.default_rng(seed)
+    w = np.asarray(weights, dtype=np.float64)
+    counts = np.floor(w).astype(np.int64) + (rng.random(len(w)) < w - np.floor(w))
+    return [p for p, c in zip(pairs, counts) for _ in range(c)]
+
+
+def tokenize(tok: Tokenizer, pairs, max_pieces: int, weights=None) -> ParallelData:
+    return ParallelData(tok.encode([p[0] for p in pairs]), tok.encode([p[1] for p in pairs]), max_pieces, weights)
+
+
+def save_run_config(args, out: Path) -> None:
+    """run_config.json: every option of this run, the corpus weights spelled out (export copies it on)."""
+    config = dict(vars(args), corpus_weights={name: w for name, w in map(parse_spec, args.train)})
+    (out / RUN_CONFIG_FILE).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
 
 
 def prepare_tokenizer(args, out: Path, extra, rank: int, world: int, log) -> Tokenizer:
     """The run's tokenizer: the --init-from checkpoint's, the one in OUT, or a new one trained here."""
     tok_path = out / TOKENIZER_FILE
-    if args.init_from and rank == 0:
+    if args.init_from and not args.new_tokenizer and rank == 0:
         init_tok = (Path(args.init_from) / TOKENIZER_FILE).read_bytes()
         if tok_path.exists() and tok_path.read_bytes() != init_tok:
             raise SystemExit(f"error: {tok_path} differs from {args.init_from}'s tokenizer; use a new --out folder")
@@ -255,7 +281,7 @@ def prepare_tokenizer(args, out: Path, extra, rank: int, world: int, log) -> Tok
     if not tok_path.exists() and rank == 0:
         log(f"training SentencePiece ({args.vocab_size} pieces) on {', '.join(args.train)}"
             + (" and the augmented pairs" if extra else ""))
-        pairs = load_corpora(args.train, repeat=False) + extra
+        pairs = weighted_sample(*load_corpora(args.train), seed=args.seed) + extra
         train_tokenizer([s for p in pairs for s in p], out / "tokenizer", vocab_size=args.vocab_size, seed=args.seed)
     if world > 1:
         dist.barrier()
@@ -264,7 +290,8 @@ def prepare_tokenizer(args, out: Path, extra, rank: int, world: int, log) -> Tok
 
 def prepare_data(args, tok: Tokenizer, extra, log) -> tuple[ParallelData, list]:
     t0 = time.time()
-    train = tokenize(tok, load_corpora(args.train, repeat=True) + extra, args.max_pieces)
+    pairs, weights = load_corpora(args.train)
+    train = tokenize(tok, pairs + extra, args.max_pieces, weights + [1.0] * len(extra))
     dev_sets = []
     for spec in args.dev:
         pairs = read_corpus(spec)
@@ -277,9 +304,15 @@ def prepare_data(args, tok: Tokenizer, extra, log) -> tuple[ParallelData, list]:
 def build_model(args, tok: Tokenizer, device: torch.device, log) -> Transformer:
     """A new model from the size options, or the --init-from checkpoint's config and weights."""
     if args.init_from:
-        saved, _ = load_checkpoint(args.init_from, "cpu")
-        model = Transformer(replace(saved.cfg, dropout=args.dropout))
-        model.load_state_dict(saved.state_dict())
+        saved, saved_tok = load_checkpoint(args.init_from, "cpu")
+        model = Transformer(replace(saved.cfg, dropout=args.dropout, vocab_size=tok.vocab_size))
+        weights = saved.state_dict()
+        if args.new_tokenizer:
+            moved = transfer_embedding(weights["embedding.weight"], saved_tok, tok)
+            weights["embedding.weight"] = moved.embedding
+            log(f"new vocabulary of {tok.vocab_size:,} pieces: {moved.copied:,} kept from the old one, "
+                f"{moved.composed:,} built from the old pieces that spell them")
+        model.load_state_dict(weights)
         log(f"initialised from {args.init_from} (its config and weights)")
     else:
         sizes = {name: getattr(args, name) for name in SIZE_FIELDS}
@@ -548,7 +581,7 @@ def finish(run: Run, state: TrainState) -> None:
 def copy_extras(run: Run) -> None:
     """best/ gets the run's final replay, piece counts, log and loss curve (export copies them on)."""
     if (run.out / "best").is_dir():
-        for name in (REPLAY_FILE, PIECE_COUNTS_FILE, "log.csv", "loss_curve.png"):
+        for name in (REPLAY_FILE, PIECE_COUNTS_FILE, RUN_CONFIG_FILE, "log.csv", "loss_curve.png"):
             if (run.out / name).is_file():
                 (run.out / "best" / name).write_bytes((run.out / name).read_bytes())
 
@@ -564,7 +597,9 @@ def start_run(args) -> Run:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     log = (lambda *a: tqdm.write(" ".join(str(x) for x in a))) if rank == 0 else (lambda *a: None)
-    extra = augment(load_corpora(args.train, repeat=False), args.seed,
+    if rank == 0:
+        save_run_config(args, out)
+    extra = augment(load_corpora(args.augment_from or args.train)[0], args.seed,
                     AugmentConfig(name_copies=args.name_copies, concatenations=args.concatenations,
                                   concat_sizes=tuple(args.concat_sizes)), log) if args.augment else []
     tok = prepare_tokenizer(args, out, extra, rank, world, log)

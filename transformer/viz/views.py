@@ -5,6 +5,7 @@ Every function here redraws from the trace alone (no model run), so moving a sli
 from __future__ import annotations
 
 import html
+from urllib.parse import quote
 from dataclasses import dataclass
 from typing import Optional
 
@@ -14,6 +15,8 @@ from ..config import (BASE_FONT, BROAD_ENTROPY, PATTERN_THRESHOLD, PE_DEFAULT_DI
                       PRESENTER_FONT, PREFIX_SHOWN_PIECES, RARE_PIECE_COUNT)
 from ..io.tokenizer import EOS_PIECE, detokenize
 from ..positional import sinusoidal_encoding
+from .. import examples
+from ..doubt import UNSURE_PIECE_P
 from ..trace import AttentionKind, AttentionMaps, TranslationTrace
 from . import analysis, plots
 
@@ -92,13 +95,42 @@ def rare_note(rare: list[tuple[str, int]]) -> str:
             f'learned little about them, so expect a weaker translation there.</div>')
 
 
+def target_chips(trace: TranslationTrace) -> str:
+    """Target pieces as chips with their probability on hover; the unsure ones (doubt.py) marked."""
+    unsure = {i for i, _, _ in trace.confidence.unsure}
+    return "".join(f'<span class="piece tgt{" unsure" if i in unsure else ""}" title="p = {s.prob:.1%}">'
+                   f'{html.escape(plots.shown_piece(s.piece))}</span>' for i, s in enumerate(trace.steps))
+
+
+def confidence_line(trace: TranslationTrace) -> str:
+    """One line on how sure the model was: the geometric mean of the chosen pieces' probabilities and
+    the least likely pieces."""
+    conf = trace.confidence
+    least = ", ".join(f"{html.escape(plots.shown_piece(p))} ({prob:.0%})" for _, p, prob in conf.unsure[:3])
+    return (f'<div class="confidence"><b>Confidence</b>: the chosen pieces have a mean probability of '
+            f'{conf.mean_prob:.0%} (geometric mean; mean log-probability {conf.mean_logprob:.2f})'
+            + (f'; least sure, marked: {least}' if least else '; every piece above '
+               f'{UNSURE_PIECE_P:.0%}') + '</div>')
+
+
+def classic_line(text: str) -> str:
+    """For a classic of the attention literature (examples.py): where it is from and what to look at."""
+    c = examples.classic(text)
+    if c is None:
+        return ""
+    data = f" {c.in_data}" if c.in_data else ""
+    return (f'<div class="classic"><b>A classic</b> ({html.escape(c.source)}): {html.escape(c.look)} '
+            f'<a href="?text={quote(c.text)}&amp;{html.escape(c.view)}">Open that view</a>.{html.escape(data)}</div>')
+
+
 def pieces_html(trace: TranslationTrace) -> str:
-    """Source and target pieces as chips, and the notes for the user."""
-    notes = "".join(f'<div class="note">{html.escape(n)}</div>' for n in trace.notes)
+    """Source and target pieces as chips, the model's confidence, and the notes for the user."""
+    notes = classic_line(trace.source.text) + "".join(f'<div class="note">{html.escape(n)}</div>' for n in trace.notes)
     src, rare = source_chips(trace)
     notes = rare_note(rare) + notes
     return (f'<div class="pieces"><div><b>Source pieces</b> ({len(trace.src_pieces)}): {src}</div>'
-            f'<div><b>Target pieces</b> ({len(trace.tgt_pieces)}): {chips(trace.tgt_pieces, "tgt")}</div>{notes}</div>')
+            f'<div><b>Target pieces</b> ({len(trace.tgt_pieces)}): {target_chips(trace)}</div>'
+            f'{confidence_line(trace)}{notes}</div>')
 
 
 def run_info(trace: TranslationTrace) -> str:

@@ -1,0 +1,50 @@
+"""The Examples: the classics of the attention literature, where they come from, and that none is trained on."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from transformer import examples
+from transformer.io.checkpoint import DEFAULT_CHECKPOINT, RUN_CONFIG_FILE
+from transformer.training.data import SHARED_DATA, parse_spec, read_corpus
+from transformer.viz import links
+from transformer.viz.views import classic_line
+
+
+def test_every_classic_names_a_view_a_link_can_open():
+    for c in examples.CLASSICS:
+        params = dict(kv.split("=") for kv in c.view.split("&"))
+        q, notes = links.parse_query({"text": c.text, **params}, ["steps", "explorer"], "x", "steps")
+        assert notes == [] and q.tab == params["tab"] and q.kind == params["kind"], c.text
+
+
+def test_the_page_says_what_to_look_at():
+    c = examples.CLASSICS[0]
+    line = classic_line(c.text)
+    assert "A classic" in line and "zone économique européenne" in line and "Open that view" in line
+    assert classic_line("The cat is sleeping on the sofa.") == ""
+
+
+def test_the_dropdown_offers_the_classics():
+    values = [v for _, v in examples.dropdown_choices()]
+    assert values[: len(examples.EVERYDAY)] == examples.EVERYDAY
+    assert all(c.text in values for c in examples.CLASSICS)
+
+
+def _key(s: str) -> str:
+    return " ".join("".join(ch.lower() for ch in s if ch.isalnum() or ch.isspace()).split())
+
+
+@pytest.mark.skipif(not (DEFAULT_CHECKPOINT / RUN_CONFIG_FILE).is_file() or not SHARED_DATA.is_dir(),
+                    reason="needs the bundled run_config.json and the corpora in ../shared/data")
+def test_no_classic_is_in_the_bundled_models_training_data():
+    config = json.loads((DEFAULT_CHECKPOINT / RUN_CONFIG_FILE).read_text(encoding="utf-8"))
+    classics = {_key(c.text): c for c in examples.CLASSICS}
+    root = Path(__file__).resolve().parent.parent
+    for spec in config["train"]:
+        name, _ = parse_spec(spec)
+        path = name if Path(name).exists() or Path(name + ".en.gz").exists() else str(root / name)
+        for en, _ in read_corpus(path):
+            assert _key(en) not in classics, (name, en)

@@ -1,0 +1,188 @@
+"""How far to trust a translation: the model's own confidence, and inputs far from what it learned.
+
+Two kinds of signal, both cheap and torch-free (this module needs numpy and py3langid only):
+
+- **Before decoding**, from the input (``input_doubts``): text mostly in capitals (the model saw
+  ordinary case; the translator then translates it in sentence case), text in another language
+  (French is recognised by the model's own statistics: its pieces are ones the model saw far more
+  often on the French side of its training data; other languages by py3langid), and words cut into
+  many pieces (words the vocabulary does not hold, which the model knows little about).
+- **After decoding**, from the trace (``confidence`` and ``output_doubts``): the mean
+  log-probability of the chosen pieces and the least likely of them, and numbers of the input that
+  the translation lost or changed.
+
+The thresholds were measured on the dev sets and checked to stay quiet on the Tatoeba and Multi30k
+test sets (``bench/doubt.py`` prints how often each fires on each set).
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .config import WORD_MARKER
+
+# ------------------------------------------------------------------ thresholds (bench/doubt.py)
+CAPITALS_SHARE = 0.6          # share of letters in capitals above which a text is "mostly capitals"
+CAPITALS_MIN_LETTERS = 8
+FRENCH_SCORE = 0.0            # mean log(target share / source share) of the pieces above which text looks French
+OTHER_LANGUAGE_P = 0.999      # py3langid's probability for a language other than English...
+OTHER_LANGUAGE_MIN_WORDS = 4  # ...on at least this many words
+FRAGMENT_PIECES = 5           # a word cut into this many pieces or more is "cut into many pieces"
+UNSURE_PIECE_P = 0.25         # a chosen piece below this probability is marked as unsure
+UNSURE_MEAN_LOGPROB = -0.9    # below this mean log-probability per piece, the translation is flagged
+
+LANGUAGES = {"fr": "French", "de": "German", "es": "Spanish", "it": "Italian", "pt": "Portuguese",
+             "nl": "Dutch", "sv": "Swedish", "pl": "Polish", "ru": "Russian", "tr": "Turkish", "zh": "Chinese",
+             "ja": "Japanese", "ar": "Arabic", "en": "English"}
+
+
+# ------------------------------------------------------------------ before decoding
+def capitals_share(text: str) -> float:
+    letters = [c for c in text if c.isalpha()]
+    return sum(c.isupper() for c in letters) / len(letters) if len(letters) >= CAPITALS_MIN_LETTERS else 0.0
+
+
+def mostly_capitals(text: str) -> bool:
+    return capitals_share(text) > CAPITALS_SHARE
+
+
+def sentence_case(text: str) -> str:
+    """'THE CAT IS HERE. IS IT?' -> 'The cat is here. Is it?' (and the pronoun 'I' stays upper case)."""
+    lowered = re.sub(r"\bi\b", "I", text.lower())
+    return re.sub(r"(^|[.!?]\s+)([a-zà-ÿ])", lambda m: m.group(1) + m.group(2).upper(), lowered)
+
+
+def french_score(ids: Sequence[int], source_counts: Sequence[int], target_counts: Sequence[int]) -> float:
+    """Mean over the pieces of log(share among French training pieces / share among English ones):
+    above 0 the text is made of pieces the model met mostly on the French side."""
+    ids = [i for i in ids if i < len(source_counts)]
+    if not ids:
+        return float("-inf")
+    src = np.asarray(source_counts, dtype=np.float64)
+    tgt = np.asarray(target_counts, dtype=np.float64)
+    s = (src[ids] + 1) / (src.sum() + len(src))
+    t = (tgt[ids] + 1) / (tgt.sum() + len(tgt))
+    return float(np.mean(np.log(t / s)))
+
+
+@lru_cache(maxsize=1)
+def _identifier():
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    ident = LanguageIdentifier.from_pickled_model(MODEL_FILE, norm_probs=True)
+    ident.set_languages(list(LANGUAGES))
+    return ident
+
+
+def other_language(text: str) -> Optional[str]:
+    """The name of the language the text is in when py3langid is sure it is not English, else None."""
+    if len(re.findall(r"\w+", text)) < OTHER_LANGUAGE_MIN_WORDS:
+        return None
+    lang, p = _identifier().classify(text)
+    return LANGUAGES.get(lang, lang) if lang != "en" and p >= OTHER_LANGUAGE_P else None
+
+
+def fragmented_words(pieces: Sequence[str]) -> list[tuple[str, int]]:
+    """Words (as the pieces spell them) cut into FRAGMENT_PIECES pieces or more, with their piece count."""
+    words: list[list[str]] = []
+    for p in pieces:
+        if p.startswith(WORD_MARKER) or not words:
+            words.append([p])
+        else:
+            words[-1].append(p)
+    out = []
+    for w in words:
+        letters = [p for p in w if any(c.isalpha() for c in p)]   # punctuation pieces do not count
+        if len(letters) >= FRAGMENT_PIECES:
+            out.append(("".join(w).replace(WORD_MARKER, "").strip(), len(w)))
+    return out
+
+
+def input_doubts(text: str, ids: Sequence[int], pieces: Sequence[str],
+                 source_counts: Optional[Sequence[int]] = None,
+                 target_counts: Optional[Sequence[int]] = None) -> list[str]:
+    """Notes on an input far from the training data (capitals are handled by the caller, who changes
+    the text: see ``mostly_capitals``)."""
+    notes = []
+    french = (source_counts is not None and target_counts is not None
+              and french_score(ids, source_counts, target_counts) > FRENCH_SCORE)
+    lang = "French" if french else other_language(text)
+    if lang:
+        notes.append(f"This looks like {lang}, not English. The model translates English into French: "
+                     f"its output for other languages means little.")
+    cut = fragmented_words(pieces)
+    if cut:
+        listed = ", ".join(f"“{w}” ({n} pieces)" for w, n in cut[:4])
+        notes.append(f"Some words are not in the model's vocabulary and were cut into many small pieces: {listed}. "
+                     f"The model knows little about them; check their translation.")
+    return notes
+
+
+# ------------------------------------------------------------------ after decoding
+@dataclass(frozen=True)
+class Confidence:
+    mean_logprob: float                          # mean log p of the chosen pieces, </s> included
+    unsure: tuple[tuple[int, str, float], ...]   # (0-based step, piece, p) below UNSURE_PIECE_P, least likely first
+
+    @property
+    def mean_prob(self) -> float:
+        """The geometric mean of the chosen pieces' probabilities."""
+        return math.exp(self.mean_logprob)
+
+    @property
+    def low(self) -> bool:
+        return self.mean_logprob < UNSURE_MEAN_LOGPROB
+
+
+def confidence(pieces: Sequence[str], probs: Sequence[float]) -> Confidence:
+    if not probs:
+        return Confidence(0.0, ())
+    logp = [math.log(max(p, 1e-12)) for p in probs]
+    unsure = sorted(((i, pc, p) for i, (pc, p) in enumerate(zip(pieces, probs)) if p < UNSURE_PIECE_P),
+                    key=lambda x: x[2])
+    return Confidence(float(np.mean(logp)), tuple(unsure))
+
+
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:[,\u00a0\u202f ]\d{3})+(?![\d])")
+_NUMBER = re.compile(r"\d+")
+_PM = re.compile(r"(\d{1,2})(?::\d\d)?\s*p\.?\s?m\b", re.IGNORECASE)
+
+
+def numbers_in(text: str) -> Counter:
+    """The digit runs of a text, with thousands separators (1,500 / 1 500) removed first."""
+    text = _THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)
+    return Counter(_NUMBER.findall(text))
+
+
+def changed_numbers(source: str, translation: str) -> tuple[list[str], list[str]]:
+    """(numbers of the source missing from the translation, numbers of the translation not in the
+    source). A time "3 p.m." may become "15 h", and ":00" may be dropped ("9:00" -> "9 h")."""
+    src, out = numbers_in(source), numbers_in(translation)
+    for m in _PM.finditer(source):                       # 3 p.m. -> 15 h
+        h = int(m.group(1))
+        if h < 12 and out[str(h + 12)] > src[str(h + 12)]:
+            src[m.group(1)] -= 1
+            src[str(h + 12)] += 1
+    src = +src
+    missing = src - out
+    missing.pop("00", None)
+    extra = out - src
+    return sorted(missing.elements()), sorted(extra.elements())
+
+
+def output_doubts(source: str, translation: str, conf: Confidence) -> list[str]:
+    notes = []
+    missing, extra = changed_numbers(source, translation)
+    if missing or extra:
+        parts = ([f"{', '.join(missing)} of your text {'is' if len(missing) == 1 else 'are'} not in the translation"]
+                 if missing else []) + ([f"{', '.join(extra)} appeared that your text does not have"] if extra else [])
+        notes.append(f"Check the numbers: {'; '.join(parts)}.")
+    if conf.low:
+        notes.append(f"The model is unsure of this translation (its chosen pieces have a mean probability of "
+                     f"{conf.mean_prob:.0%}); the input may be far from what it learned.")
+    return notes

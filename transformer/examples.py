@@ -1,0 +1,80 @@
+"""The app's example sentences: everyday ones, and the classics of the attention literature.
+
+A classic comes with where it is from, one line on what to look at (and the view that shows it),
+and whether the model met it in its data: a few classics are sentences of the WMT news sets this
+project uses as its dev set (model selection only) and test set (never used for any choice); none
+of them is in the training data (``tests/test_examples.py`` checks the training corpora).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+EVERYDAY = [
+    "The cat is sleeping on the sofa.",
+    "I would like a cup of coffee, please.",
+    "Where is the nearest train station?",
+    "Two children are playing football in the park.",
+    "She has been learning to play the piano for three years.",
+    "We will meet tomorrow morning in front of the museum.",
+]
+
+
+@dataclass(frozen=True)
+class Classic:
+    text: str
+    source: str          # who made it famous
+    look: str            # one line: what to look at
+    view: str            # the link parameters of the view that shows it (links.py)
+    in_data: str = ""    # where the project's data holds it, when it does
+
+
+BAHDANAU = "Bahdanau, Cho & Bengio 2015, figure 3"
+BLOG = "Google AI blog on the Transformer (Uszkoreit 2017)"
+PAPER = "Vaswani et al. 2017 (Attention Is All You Need), figures 3-5"
+NEWSTEST_2014 = "It is a sentence of newstest2014, this project's news test set (never trained or tuned on)."
+NEWSTEST_2013 = "It is a sentence of newstest2013, this project's news dev set (used only to choose checkpoints)."
+
+CLASSICS = [
+    Classic("The agreement on the European Economic Area was signed in August 1992.", BAHDANAU,
+            "Cross-attention, mean over heads: “zone économique européenne” looks at “European Economic Area” "
+            "in reverse order, the anti-diagonal of the famous figure.", "tab=explorer&kind=cross&head=mean"),
+    Classic("It should be noted that the marine environment is the least known of environments.", BAHDANAU,
+            "Cross-attention: “environnement marin” reverses “marine environment”; the rest runs along the "
+            "diagonal.", "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
+    Classic("Destruction of the equipment means that Syria can no longer produce new chemical weapons.", BAHDANAU,
+            "Cross-attention: “armes chimiques” reverses “chemical weapons”, and “no longer” becomes “ne … plus” "
+            "around the verb.", "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
+    Classic("\"This will change my future with my family,\" the man said.", BAHDANAU,
+            "Cross-attention at the end: French puts the verb before the subject (“a dit l'homme”), so the "
+            "last steps look back at “said” before “man”.", "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
+    Classic("The animal didn't cross the street because it was too tired.", BLOG,
+            "Encoder self-attention, last layers, row “it”: heads that look at “animal”; the decoder writes "
+            "“il” (masculine, like “l'animal”).", "tab=explorer&kind=encoder&layer=6&head=mean"),
+    Classic("The animal didn't cross the street because it was too wide.", BLOG,
+            "The same sentence with one word changed: now “it” is the street, and the French needs “elle” "
+            "(“la rue”). Compare the row “it” with the sentence above.", "tab=explorer&kind=encoder&layer=6&head=mean"),
+    Classic("The Law will never be perfect, but its application should be just - this is what we are missing, "
+            "in my opinion.", PAPER,
+            "Encoder self-attention, layer 5 or 6, row “its”: the heads the paper shows resolve it to “Law” "
+            "(anaphora).", "tab=explorer&kind=encoder&layer=5&head=mean", NEWSTEST_2013),
+    Classic("It is in this spirit that a majority of American governments have passed new laws since 2009 making "
+            "the registration or voting process more difficult.", PAPER,
+            "Encoder self-attention, row “making”: heads that reach far ahead to “more difficult”, the paper's "
+            "long-distance dependency.", "tab=explorer&kind=encoder&layer=5&head=mean", NEWSTEST_2013),
+    Classic("I arrived at the bank after crossing the river.", BLOG,
+            "Encoder self-attention, row “bank”: does it look at “river”? The French shows which bank the model "
+            "chose (“rive” or “banque”).", "tab=explorer&kind=encoder&layer=6&head=mean"),
+]
+BY_TEXT = {c.text: c for c in CLASSICS}
+
+
+def classic(text: str) -> Optional[Classic]:
+    return BY_TEXT.get(text)
+
+
+def dropdown_choices() -> list[tuple[str, str]]:
+    """(label, sentence) pairs: the everyday examples, then the classics named after their source."""
+    short = lambda s: s if len(s) <= 60 else s[:57].rstrip() + "…"
+    return [(s, s) for s in EVERYDAY] + [(f"Classic · {c.source.split(',')[0].split(' (')[0]}: {short(c.text)}", c.text)
+                                          for c in CLASSICS]
