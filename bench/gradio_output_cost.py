@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 import gradio as gr  # noqa: E402
 from gradio.state_holder import SessionState  # noqa: E402
 
-import app  # noqa: E402
+from ui.demo import build_demo  # noqa: E402
 from transformer.translator import Translator  # noqa: E402
 
 
@@ -37,7 +37,7 @@ def median_ms(fn, n: int = 30) -> float:
 
 
 def main() -> int:
-    demo = app.build_demo(Translator(None, "cpu"), ROOT / "checkpoints" / "en-fr-base")
+    demo = build_demo(Translator(None, "cpu"), ROOT / "checkpoints" / "en-fr-base")
     fn = next(f for f in demo.fns.values() if f.api_name == "translate_and_draw")
     n = len(fn.outputs)
     values = [getattr(b, "value", None) for b in fn.inputs]

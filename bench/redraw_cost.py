@@ -2,7 +2,7 @@
 
 ``python bench/redraw_cost.py [--reps 10]``: builds the app's page in this process (no server),
 runs the translation once, then times, interleaved, the page's old "redraw every tab" callback
-(``app.redraw_all``) and the new "redraw the visible tab" one (``app.redraw_visible``) on the same
+(``redraw_all``, kept here) and the new "redraw the visible tab" one (``ui.events.redraw_visible``) on the same
 trace and controls, and measures the JSON Gradio would send for their outputs (figures as
 ``Plot.postprocess`` gives them). Ratios from one process, so machine noise hits both alike.
 """
@@ -36,23 +36,55 @@ def payload_bytes(outputs, values) -> int:
     return total
 
 
+def build_page(tr, checkpoint: Path):
+    """The app's page and tabs as ui/demo.py builds them (without the rest of the page's events)."""
+    import gradio as gr
+    from ui.demo import build_tabs
+    from ui.header import build_display_section, build_header, build_input_section
+    from ui.page import Page
+    from ui.tabs import DEFAULT_TAB
+    from ui.tabs.learning import replay_of
+    with gr.Blocks():
+        trace_state, current, drawn = gr.State(None), gr.State(DEFAULT_TAB), gr.State(None)
+        look, large, _ = build_header()
+        text, _, results, _, look = build_input_section(lambda: build_display_section(tr.cfg, trace_state, look,
+                                                                                       large))
+        page = Page(tr.cfg, trace_state, look, replay_of(checkpoint), tr, english=text, original=gr.State(None),
+                    text=text, french=results[0], pieces=results[2])
+        tabs, _ = build_tabs(page, tr, checkpoint, current, drawn)
+    return page, tabs, current, drawn
+
+
+def redraw_all(page, tabs):
+    """One callback that redraws every tab (after Translate, a change of look, and at page load)."""
+    inputs = [page.trace, *[c for tab in tabs for c in tab.controls], *page.look]
+    outputs = [o for tab in tabs for o in tab.outputs]
+
+    def draw_all(trace, *values):
+        *controls, look, large, scale = values
+        out, i = [], 0
+        for tab in tabs:
+            out += tab.draw(trace, *controls[i:i + len(tab.controls)], look, large, scale)
+            i += len(tab.controls)
+        return tuple(out)
+    return draw_all, inputs, outputs
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--reps", type=int, default=10)
     args = p.parse_args(argv)
     import torch
     torch.set_num_threads(1)
-    import app as app_module
     from transformer.translator import Translator
+    from ui.events import redraw_visible
     tr = Translator(None, "cpu")
-    demo = app_module.build_demo(tr, ROOT / "checkpoints" / "en-fr-base")
-    page_tabs = demo.perf_tabs
+    page, tabs, visible, drawn = build_page(tr, ROOT / "checkpoints" / "en-fr-base")
     trace = tr.trace(SENTENCE)
-    page, tabs, visible, drawn = page_tabs
     controls = [c.value for tab in tabs for c in tab.controls]
     look = [c.value for c in page.look]
-    all_fn, _, all_out = app_module.redraw_all(page, tabs)
-    vis_fn, _, vis_out = app_module.redraw_visible(page, tabs, visible, drawn)
+    all_fn, _, all_out = redraw_all(page, tabs)
+    vis_fn, _, vis_out = redraw_visible(page, tabs, visible, drawn)
     cases = {"every tab (before)": (lambda: all_fn(trace, *controls, *look), all_out),
              "visible tab only (after)": (lambda: vis_fn(trace, tabs[0].tab_id, *controls, *look), vis_out)}
     times = {k: [] for k in cases}

@@ -50,7 +50,7 @@ def test_blank_input_gives_a_message_not_an_error(client):
 
 def test_markup_is_shown_as_text(client):
     french, info, pieces, _ = client.predict("<script>alert('x')</script> <b>Hello</b>", api_name="/translate")
-    assert "<script>" not in pieces and pieces.count("<b>") == 2 and "&lt;" in pieces   # only our two labels
+    assert "<script>" not in pieces and pieces.count("<b>") == 3 and "&lt;" in pieces   # only our labels: source, target, confidence
 
 
 def test_users_keep_their_own_results(app_url):

@@ -162,9 +162,9 @@ def test_presenter_mode_enlarges_the_whole_page(browser, app_url):
 
 
 def test_the_screenshot_script_names_every_tab():
-    import app
+    from ui.tabs import TAB_IDS
     from tools.screenshots import TABS
-    assert TABS == app.TAB_IDS
+    assert TABS == TAB_IDS
 
 def test_why_this_word_views_in_a_browser(browser, app_url, tmp_path):
     """The KV-cache panel, the lines (hover isolates a piece's lines), the attribution (button) and the

@@ -5,7 +5,8 @@ import asyncio
 import os
 import time
 
-import app as app_module
+from transformer.config import APP_CACHE_CLEAN_S
+from ui import reports
 from bench.apprunner import start_app, stop_app
 
 
@@ -15,7 +16,7 @@ def test_prune_old_removes_only_old_entries(tmp_path):
     (old / "transformer-trace.html").write_text("x")
     new.write_text("y")
     os.utime(old, (time.time() - 500, time.time() - 500))
-    assert app_module.prune_old(tmp_path, 100) == 1
+    assert reports.prune_old(tmp_path, 100) == 1
     assert not old.exists() and new.exists()
 
 
@@ -25,14 +26,14 @@ def test_report_folder_prunes_before_each_report(tmp_path, monkeypatch):
     stale = tmp_path / "trace-report-x"
     stale.mkdir()
     os.utime(stale, (time.time() - 60, time.time() - 60))
-    assert app_module.report_folder() == tmp_path and not stale.exists()
+    assert reports.report_folder() == tmp_path and not stale.exists()
 
 
 def test_delete_cache_setting(monkeypatch):
     monkeypatch.delenv("APP_DELETE_CACHE", raising=False)
-    assert app_module.delete_cache_setting() == app_module.APP_CACHE_CLEAN_S
+    assert reports.delete_cache_setting() == APP_CACHE_CLEAN_S
     monkeypatch.setenv("APP_DELETE_CACHE", "2,3")
-    assert app_module.delete_cache_setting() == (2, 3)
+    assert reports.delete_cache_setting() == (2, 3)
 
 
 def test_reports_and_gradio_copies_are_deleted_by_the_running_app(tmp_path, bundled_checkpoint):

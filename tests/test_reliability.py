@@ -54,7 +54,7 @@ def test_any_text_gives_a_translation_or_a_clear_message(tiny_translator, text):
     chips = views.pieces_html(trace)
     for p in trace.src_pieces + trace.tgt_pieces:
         assert html.escape(p) in chips
-    assert "<script" not in chips and "<img" not in chips and chips.count("<b>") == 2   # only our two labels
+    assert "<script" not in chips and "<img" not in chips and chips.count("<b>") == 3   # only our labels: source, target, confidence
     views.step_view(trace, 1, 1, "mean over heads", lk)
     for kind in ("encoder", "decoder", "cross"):
         views.explorer_figure(trace, kind, 1, "1", "head", True, lk).to_json()
@@ -115,7 +115,7 @@ def test_app_refuses_bad_checkpoints_with_one_clear_line(tmp_path, bundled_check
 def test_one_users_model_error_does_not_stop_others(tiny_translator, tmp_path):
     gradio_client = pytest.importorskip("gradio_client")
     sys.path.insert(0, str(ROOT))
-    import app as app_module
+    from ui.demo import build_demo
 
     class Flaky:
         def __init__(self, inner):
@@ -127,7 +127,7 @@ def test_one_users_model_error_does_not_stop_others(tiny_translator, tmp_path):
                 raise RuntimeError("simulated model failure")
             return self.inner.trace(text, max_new_tokens=8)
 
-    demo = app_module.build_demo(Flaky(tiny_translator), tmp_path)
+    demo = build_demo(Flaky(tiny_translator), tmp_path)
     demo.queue()
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)

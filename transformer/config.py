@@ -13,7 +13,6 @@ from pathlib import Path
 # ------------------------------------------------------------------ special token ids
 # Fixed for every tokenizer this project trains (their pieces are named in io/tokenizer.py).
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
-WORD_MARKER = "▁"   # SentencePiece's "a word starts here", at the start of a piece
 
 
 @dataclass

@@ -25,7 +25,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .config import WORD_MARKER
+from .pieces import WORD_MARKER
 
 # ------------------------------------------------------------------ thresholds (bench/doubt.py)
 CAPITALS_SHARE = 0.6          # share of letters in capitals above which a text is "mostly capitals"

@@ -10,15 +10,13 @@ import unicodedata
 from pathlib import Path
 from typing import Optional, Sequence
 
-import torch
 
 from . import doubt
 from .batcher import MicroBatcher
-from .config import (APP_BATCH_WINDOW_S, APP_MAX_BATCH, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_BATCH_SENTENCES,
-                     MAX_FORCED_PIECES, MAX_INPUT_CHARS, MAX_SOURCE_PIECES, TOP_K, TRACE_CACHE_SIZE, TRACE_DEADLINE_S)
+from .config import (APP_BATCH_WINDOW_S, APP_MAX_BATCH, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS, MAX_SOURCE_PIECES, TOP_K, TRACE_CACHE_SIZE, TRACE_DEADLINE_S)
 from .io.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS_FILE, load_checkpoint, load_piece_counts, resolve_device
-from .io.tokenizer import UNK_PIECE, WORD_MARKER, Tokenizer
-from .model.decoding import greedy_decode, pad_batch, trace_greedy, trace_greedy_batch
+from .pieces import UNK_PIECE, WORD_MARKER
+from .model.decoding import trace_greedy, trace_greedy_batch, translate_batch
 from .model.optimize import optimize_for_inference
 from .model.search import beam_search, branch, forced_pass
 from .steering import BeamResult, ForcedResult
@@ -32,31 +30,6 @@ def clean_text(text: str) -> str:
     text = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
                    for c in text if unicodedata.category(c) not in ("Cf", "Cs", "Co", "Cn") or c == "\u200d")
     return " ".join(text.split())
-
-
-@torch.inference_mode()
-def translate_batch(model, tokenizer: Tokenizer, texts: Sequence[str], batch_tokens: int = BATCH_TOKENS,
-                    max_src_tokens: int = MAX_SOURCE_PIECES, use_cache: bool = True) -> list[str]:
-    """Greedy translation of many texts: length-sorted batches of at most `batch_tokens` padded
-    source tokens (and MAX_BATCH_SENTENCES sentences), returned in input order. Used by training
-    and evaluation. The caller puts the model in eval mode (a shared model is never switched here)."""
-    device = next(model.parameters()).device
-    eos, pad = model.cfg.eos_id, model.cfg.pad_id
-    encoded = [ids[: max_src_tokens - 1] + [eos] for ids in tokenizer.encode(list(texts))]
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-    out: list[str] = [""] * len(encoded)
-    i = 0
-    while i < len(order):
-        j = i + 1                      # lengths ascend, so the last one added is the longest
-        while (j < len(order) and (j - i + 1) * len(encoded[order[j]]) <= batch_tokens
-               and j - i < MAX_BATCH_SENTENCES):
-            j += 1
-        idx = order[i:j]
-        src = pad_batch([encoded[k] for k in idx], pad, device)
-        for k, ids in zip(idx, greedy_decode(model, src, use_cache=use_cache)):
-            out[k] = tokenizer.decode(ids)
-        i = j
-    return out
 
 
 def checkpoint_identity(checkpoint: Optional[str | Path], device) -> tuple:

@@ -1,8 +1,8 @@
 """A joint English+French SentencePiece vocabulary, wrapped for ids, pieces and text.
 
-Special ids are fixed for every model this project trains (config.py); their pieces are named here:
-    0 = <pad>   1 = <unk>   2 = <s> (BOS, starts the decoder input)   3 = </s> (EOS)
-SentencePiece marks the start of a word with "▁"; ``detokenize`` turns pieces back into text.
+Special ids are fixed for every model this project trains (config.py); their pieces are named in
+pieces.py: 0 = <pad>   1 = <unk>   2 = <s> (BOS, starts the decoder input)   3 = </s> (EOS).
+SentencePiece marks the start of a word with "▁"; ``pieces.detokenize`` turns pieces back into text.
 """
 from __future__ import annotations
 
@@ -14,14 +14,8 @@ from typing import Iterable, Sequence
 
 import sentencepiece as spm
 
-from ..config import BOS_ID, EOS_ID, PAD_ID, UNK_ID, WORD_MARKER  # noqa: F401  (WORD_MARKER: named here too)
-
-PAD_PIECE, UNK_PIECE, BOS_PIECE, EOS_PIECE = "<pad>", "<unk>", "<s>", "</s>"
-
-
-def detokenize(pieces: Iterable[str]) -> str:
-    """Pieces to text, without <pad>, <s> and </s>: what a prefix of a translation reads as."""
-    return "".join(p for p in pieces if p not in (PAD_PIECE, BOS_PIECE, EOS_PIECE)).replace(WORD_MARKER, " ").strip()
+from ..config import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from ..pieces import BOS_PIECE, EOS_PIECE, PAD_PIECE, UNK_PIECE, WORD_MARKER, detokenize  # noqa: F401  (named here too)
 
 
 class Tokenizer:

@@ -14,7 +14,7 @@ from typing import Optional, Protocol, Sequence
 import numpy as np
 import torch
 
-from ..config import TOP_K, max_output_pieces
+from ..config import BATCH_TOKENS, MAX_BATCH_SENTENCES, MAX_SOURCE_PIECES, TOP_K, max_output_pieces
 from ..trace import AttentionMaps, Source, Step, StopReason, TranslationTrace
 from .attention import AttentionWeights
 from .transformer import DecoderOutput, Transformer
@@ -25,6 +25,7 @@ class Vocabulary(Protocol):
 
     def pieces(self, ids: Sequence[int]) -> list[str]: ...
     def decode(self, ids: Sequence[int]) -> str: ...
+    def encode(self, texts: Sequence[str]) -> list[list[int]]: ...
 
 
 def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int, device=None) -> torch.Tensor:
@@ -269,3 +270,28 @@ def _batch_member(vocab: Vocabulary, source: Source, steps: list[Step], stop: St
         source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],
         steps=steps, encoder=encoder_maps(enc.attentions, source.pieces, b), decoder=decoder,
         cross=cross, d_head=d_head, stop=stop, deadline_s=deadline_s, device=device, seconds=seconds)
+
+
+@torch.inference_mode()
+def translate_batch(model, tokenizer: Vocabulary, texts: Sequence[str], batch_tokens: int = BATCH_TOKENS,
+                    max_src_tokens: int = MAX_SOURCE_PIECES, use_cache: bool = True) -> list[str]:
+    """Greedy translation of many texts: length-sorted batches of at most `batch_tokens` padded
+    source tokens (and MAX_BATCH_SENTENCES sentences), returned in input order. Used by training
+    and evaluation. The caller puts the model in eval mode (a shared model is never switched here)."""
+    device = next(model.parameters()).device
+    eos, pad = model.cfg.eos_id, model.cfg.pad_id
+    encoded = [ids[: max_src_tokens - 1] + [eos] for ids in tokenizer.encode(list(texts))]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    out: list[str] = [""] * len(encoded)
+    i = 0
+    while i < len(order):
+        j = i + 1                      # lengths ascend, so the last one added is the longest
+        while (j < len(order) and (j - i + 1) * len(encoded[order[j]]) <= batch_tokens
+               and j - i < MAX_BATCH_SENTENCES):
+            j += 1
+        idx = order[i:j]
+        src = pad_batch([encoded[k] for k in idx], pad, device)
+        for k, ids in zip(idx, greedy_decode(model, src, use_cache=use_cache)):
+            out[k] = tokenizer.decode(ids)
+        i = j
+    return out

@@ -39,11 +39,10 @@ from .data import SHARED_DATA, ParallelData, parse_spec, read_corpus
 from ..io.checkpoint import (PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE, TOKENIZER_FILE, load_checkpoint,
                              save_checkpoint)
 from ..io.tokenizer import Tokenizer, train_tokenizer
-from ..model.decoding import trace_greedy
+from ..model.decoding import trace_greedy, translate_batch
 from ..model.transformer import Transformer
 from ..trace import Source
 from ..replay import EXAMPLES, KINDS, Replay, ReplayPoint, ReplayRecord, load_replay, replay_steps, save_replay
-from ..translator import translate_batch
 
 DEFAULT_TRAIN = [str(SHARED_DATA / "tatoeba-eng-fra" / "train.tsv.gz"), str(SHARED_DATA / "multi30k" / "train")]
 DEFAULT_DEV = [str(SHARED_DATA / "tatoeba-eng-fra" / "dev.tsv.gz"), str(SHARED_DATA / "multi30k" / "val")]

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import torch
 
 from ..config import PAD_ID
-from ..io.tokenizer import WORD_MARKER, Tokenizer
+from ..io.tokenizer import Tokenizer
+from ..pieces import WORD_MARKER
 
 N_SPECIAL = 4    # pad, unk, <s>, </s>
 

@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 
 import plotly.graph_objects as go
 
-from ..io.tokenizer import detokenize
+from ..pieces import detokenize
 from ..steering import NORMALISATION_NOTE, BeamResult, ForcedResult
 from ..trace import TranslationTrace
 from .plots import _f32, _fast_figure, _ticks, esc, esc_all

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..config import (BASE_FONT, BROAD_ENTROPY, PATTERN_THRESHOLD, PE_DEFAULT_DIMS, PE_MIN_POSITIONS,
                       PRESENTER_FONT, PREFIX_SHOWN_PIECES, RARE_PIECE_COUNT)
-from ..io.tokenizer import EOS_PIECE, detokenize
+from ..pieces import EOS_PIECE, detokenize
 from ..positional import sinusoidal_encoding
 from .. import examples
 from ..doubt import UNSURE_PIECE_P

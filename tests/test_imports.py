@@ -1,0 +1,98 @@
+"""Dependencies point down: the model never imports serving, training never imports serving, the pictures
+need neither torch nor gradio nor SentencePiece, and only ui/ and app.py import gradio.
+
+Layers, from the bottom: the torch-free core (config, pieces, trace, doubt, examples, ...) -> model/ -> io/
+-> training/ and the serving modules (translator, batcher, caches) -> cli/ -> ui/ -> app.py. viz/ sits on the
+core only. bench/, tools/ and tests/ may import anything of the product, the product none of them.
+"""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVING = {"transformer.translator", "transformer.batcher", "transformer.trace_cache", "transformer.draw_cache"}
+OUTSIDE = ("ui", "app", "bench", "tools", "tests", "gradio")
+# module prefix -> what it may never import (a prefix matches the module and everything under it)
+FORBIDDEN = {
+    "transformer": OUTSIDE,
+    "transformer.model": ("transformer.io", "transformer.training", "transformer.cli", "transformer.viz",
+                          *SERVING),
+    "transformer.io": ("transformer.training", "transformer.cli", "transformer.viz", *SERVING),
+    "transformer.training": ("transformer.cli", "transformer.viz", *SERVING),
+    "transformer.viz": ("torch", "sentencepiece", "transformer.model", "transformer.io", "transformer.training",
+                        "transformer.cli", *SERVING),
+    "ui": ("bench", "tools", "tests", "app"),
+}
+TORCH_FREE = ["transformer.config", "transformer.pieces", "transformer.trace", "transformer.doubt",
+              "transformer.examples", "transformer.steering", "transformer.why", "transformer.replay",
+              "transformer.positional", "transformer.viz.views", "transformer.viz.report", "transformer.viz.why",
+              "transformer.viz.steering", "transformer.viz.learning", "transformer.viz.links",
+              "transformer.viz.analysis"]
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, root: Path = ROOT) -> set[str]:
+    """Every module a file imports (relative imports resolved), at any depth of the file."""
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module
+            out.add(mod)
+            out |= {f"{mod}.{a.name}" for a in node.names}     # `from . import plots` names a module
+    return out
+
+
+def product_files() -> list[Path]:
+    return sorted(ROOT.glob("transformer/**/*.py")) + sorted(ROOT.glob("ui/**/*.py"))
+
+
+def matches(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def upward_imports(path: Path, root: Path = ROOT) -> list[tuple[str, str]]:
+    """(what the file imports, the rule it breaks) for each import that points up."""
+    name = module_name(path, root)
+    return sorted({(imp, rule) for prefix, rules in FORBIDDEN.items() if matches(name, prefix)
+                   for imp in imports_of(path, root) for rule in rules if matches(imp, rule)})
+
+
+@pytest.mark.parametrize("path", product_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_upward_import(path):
+    bad = upward_imports(path)
+    assert not bad, f"{module_name(path)} imports {bad[0][0]} ({bad[0][1]} is above it)"
+
+
+def test_the_rule_catches_an_upward_import(tmp_path):
+    """The check itself: a model module that imported the translator, or a view that imported torch."""
+    model = tmp_path / "transformer" / "model" / "probe.py"
+    view = tmp_path / "transformer" / "viz" / "probe.py"
+    model.parent.mkdir(parents=True), view.parent.mkdir(parents=True)
+    model.write_text("from ..translator import Translator\n", encoding="utf-8")
+    view.write_text("def f():\n    import torch\n", encoding="utf-8")
+    assert ("transformer.translator", "transformer.translator") in upward_imports(model, tmp_path)
+    assert upward_imports(view, tmp_path) == [("torch", "torch")]
+
+
+def test_the_core_and_the_pictures_load_without_torch_gradio_or_sentencepiece():
+    code = ("import sys; sys.path.insert(0, '.')\n" + "".join(f"import {m}\n" for m in TORCH_FREE)
+            + "print(sorted(m for m in ('torch', 'gradio', 'sentencepiece') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

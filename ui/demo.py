@@ -1,0 +1,134 @@
+"""The whole page: the tabs in order (``TABS``) and ``build_demo``, which wires the page's events.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import gradio as gr
+
+from transformer.config import (APP_CONCURRENCY, APP_REDRAW_CONCURRENCY, APP_MAX_THREADS, APP_TRANSLATE_WAITING)
+from transformer.translator import Translator
+
+from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback
+from .header import build_display_section, build_header, build_input_section
+from .links import BLUR_JS, link_loader, wire_links
+from .page import Page
+from .tabs import DEFAULT_TAB, TABS
+from .tabs.about import build_about_tab
+from .tabs.learning import replay_of
+from .reports import delete_cache_setting, sweep_reports
+from .theme import CSS, JS, theme
+
+
+
+
+
+
+def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab: gr.State, drawn: gr.State):
+    """Every tab; opening one records it as the tab on screen (for the link and the redraws) and draws it."""
+    tabs = []
+    with gr.Tabs(selected=DEFAULT_TAB, overflow_behavior="wrap", elem_id="tabs") as tabs_box:
+        for title, tab_id, build in TABS:
+            with gr.Tab(title, id=tab_id) as gr_tab:
+                tabs.append(build(page))
+            tabs[-1].tab_id = tab_id
+            draw_on_select(page, tabs[-1], gr_tab, current_tab, drawn)
+        with gr.Tab("About", id="about") as tab:
+            build_about_tab(page, translator.model.num_parameters(), checkpoint)
+        tab.select(lambda: "about", None, current_tab, api_visibility="undocumented", queue=False)
+    return tabs, tabs_box
+
+
+def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY) -> gr.Blocks:
+    with gr.Blocks(title="Transformer, step by step: English → French", delete_cache=delete_cache_setting()) as demo:
+        trace_state = gr.State(None)   # this user's trace: every redraw reads it, none re-runs the model
+        current_tab = gr.State(DEFAULT_TAB)   # the tab on this user's screen: the only one a Translate draws
+        drawn = gr.State(None)                # (what they were drawn from, the tabs drawn from it): see drawn_for
+        look, large, example = build_header()
+        text, go_btn, results, (link_btn, link_box), look = build_input_section(
+            lambda: build_display_section(translator.cfg, trace_state, look, large))
+        picker = gr.Dropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
+        page = Page(translator.cfg, trace_state, look, replay_of(checkpoint), translator, english=text,
+                    original=gr.State(None), text=text, french=results[0], pieces=results[2])
+        tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab, drawn)
+
+        draw_all, all_in, all_out = redraw_visible(page, tabs, current_tab, drawn)
+        step = next(tab.step_slider for tab in tabs if tab.step_slider is not None)
+        result_outputs = [trace_state, *results, step]
+        model = dict(concurrency_id="model",   # with the batcher, waiting requests are decoded together
+                     concurrency_limit=APP_TRANSLATE_WAITING if getattr(translator, "batcher", None) else concurrency)
+
+        # A new trace (Translate, a picked sentence or example, a link at page load) comes with its views in the
+        # same event: the tabs' fits and the visible tab's figures (NewTraceViews), one request per Translate.
+        fresh = NewTraceViews.of(page, tabs, current_tab)
+        run = translate_callback(translator)
+
+        def translated(text_v, values) -> tuple:
+            """The trace and what shows it (French, info, pieces, step), then `drawn` and the views."""
+            trace, *shown, step_v = run(text_v)
+            drawn_v, views_out = fresh.views(trace, {step: step_v}, *values)
+            return (trace, *shown, step_v), (drawn_v, *views_out)
+
+        def translate(text_v, *values):
+            result, views_out = translated(text_v, values)
+            return (*result, sentence_choices(text_v), *views_out)
+        translate.__doc__ = run.__doc__
+        typed = gr.on([go_btn.click, text.submit], translate, [text, *fresh.inputs],
+                      [*result_outputs, picker, drawn, *fresh.outputs], api_name="translate_and_draw",
+                      api_visibility="undocumented", **model)
+        moved = gr.State(None)   # set when the user opened another tab while a Translate waited: that tab redraws
+
+        def moved_on(current, drawn_v):
+            return gr.skip() if drawn_v is None or current in drawn_v[1] else (current, time.monotonic())
+        moved.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+        typed.then(moved_on, [current_tab, drawn], moved, api_visibility="undocumented", queue=False)
+        # The API's /translate: the French, the run's details, the pieces and the step range (and this session's
+        # trace, for /step_view and the other endpoints), without the figures.
+        gr.Button(visible=False).click(run, text, result_outputs, api_name="translate", **model)
+
+        def pick(choice, *values):
+            if not choice:
+                return (gr.update(),) * (len(result_outputs) + 2) + (gr.skip(),) * len(fresh.outputs)
+            result, views_out = translated(choice, values)
+            return (choice, *result, *views_out)
+        for chooser in (picker, example):
+            chooser.input(pick, [chooser, *fresh.inputs], [text, *result_outputs, drawn, *fresh.outputs],
+                          api_visibility="undocumented", **model).then(
+                moved_on, [current_tab, drawn], moved, api_visibility="undocumented", queue=False)
+        example.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)
+        # A what-if branch, going back, your French: a new trace, redrawn as after Translate, except the step
+        # tab's fit (it would take the branch for the original).
+        branched = NewTraceViews.of(page, tabs, current_tab, after_branch=True)
+
+        def redraw_branch(trace, *values):
+            drawn_v, views_out = branched.views(trace, {}, *values)
+            return (drawn_v, *views_out)
+        for ev in page.model_events:
+            ev.then(redraw_branch, [trace_state, *branched.inputs], [drawn, *branched.outputs],
+                    api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
+        for c in page.look:
+            c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+        load, link_outs = link_loader(translator, page, tabs)
+
+        def open_page(request: gr.Request, *values):
+            loaded = load(request)             # text, trace, French, info, pieces, step, tabs, tab, link controls
+            trace, step_v, tab_v, link_v = loaded[1], loaded[5], loaded[7], loaded[8:]
+            set_now = {step: step_v, **dict(zip(link_outs, link_v))}
+            drawn_v, views_out = fresh.views(trace, set_now, tab_v, *values[1:])
+            return (*loaded, drawn_v, *views_out)
+        # A link sets controls (kind, layer, head) whose change events redraw from values the browser may not
+        # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
+        demo.load(open_page, fresh.inputs, [text, *result_outputs, tabs_box, current_tab, *link_outs, drawn, *fresh.outputs],
+                  api_visibility="undocumented", **model).then(
+            draw_all, all_in, all_out, api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
+        wire_links(page, tabs, text, current_tab, link_btn, link_box)
+    return demo
+
+
+def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int) -> None:
+    """Queue and launch the page with its look; report files are swept on Gradio's cache schedule."""
+    sweep_reports(delete_cache_setting()[0])
+    demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=queue_size)
+    demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
+                css=CSS, js=JS, footer_links=["api", "gradio"], show_error=False)

@@ -1,0 +1,80 @@
+"""Links that open a view (``?text=…&tab=…&kind=…``): what a link sets at page load, and Copy link.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import gradio as gr
+
+from transformer import examples
+from transformer.translator import Translator
+from transformer.viz import links, views
+from .page import Page, TabView, slider_update
+from .events import translate_callback
+from .tabs import DEFAULT_TAB, TAB_IDS, TABS
+
+
+COPY_LINK_JS = """(q) => { if (!q || !q.startsWith('?')) return q;
+  const u = window.location.origin + window.location.pathname + q;
+  if (navigator.clipboard) navigator.clipboard.writeText(u).catch(() => {});
+  return u; }"""
+
+
+BLUR_JS = "() => { if (document.activeElement) document.activeElement.blur(); }"
+
+
+def link_controls(tabs: list[TabView]) -> list[tuple[str, str, object]]:
+    """(tab id, URL key, control) for every control a link can set or report."""
+    return [(tab_id, key, c) for (_, tab_id, _), tab in zip(TABS, tabs) for key, c in tab.link.items()]
+
+
+def link_updates(page: Page, q: links.ViewQuery, tab_link: dict, trace) -> tuple[dict, list[str], Optional[int]]:
+    """The updates that show the view a link asks for: {control: update}, notes, and the step to show."""
+    kind = q.kind if "kind" in tab_link and q.kind else tab_link["kind"].value if "kind" in tab_link else "cross"
+    head = tab_link.get("head")
+    mean_ok = head is not None and any(str(v).startswith(links.MEAN) for _, v in head.choices)
+    q, notes = links.fit_ranges(q, views.n_steps(trace), page.n_layers(kind), page.cfg.n_heads, mean_ok)
+    out = {}
+    if "kind" in tab_link and q.kind:
+        out[tab_link["kind"]] = q.kind
+    if "layer" in tab_link and q.layer:
+        out[tab_link["layer"]] = slider_update(page.n_layers(kind), q.layer)
+    if head is not None and q.head:
+        out[head] = "mean over heads" if q.head == links.MEAN else q.head
+    return out, notes, q.step
+
+
+def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
+    """At page load: translate the link's sentence (or the first example) and open the view it names."""
+    run = translate_callback(translator)   # Translator.trace's cache: a class opening one link translates once
+    controls = [(tab_id, c) for tab_id, key, c in link_controls(tabs) if key != "step"]
+
+    def load(request: gr.Request):
+        params = dict(request.query_params) if request is not None else {}
+        q, notes = links.parse_query(params, TAB_IDS, examples.EVERYDAY[0], DEFAULT_TAB)
+        trace, french, info, pieces, step = run(q.text)
+        updates = {}
+        if trace is not None:
+            tab_link = next((tab.link for (_, tid, _), tab in zip(TABS, tabs) if tid == q.tab), {})
+            updates, more, step_v = link_updates(page, q, tab_link, trace)
+            notes += more
+            step = slider_update(len(trace.steps), step_v or 1) if step_v else step
+        for note in notes:
+            gr.Warning(note)
+        return (q.text, trace, french, info, pieces, step, gr.Tabs(selected=q.tab), q.tab,
+                *[updates.get(c, c.value) for _, c in controls])   # the page's own value: no gr.update to rebuild
+    return load, [c for _, c in controls]
+
+
+def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, link_box) -> None:
+    """The button that copies the link of what is on screen (and shows it, for phones)."""
+    controls = link_controls(tabs)
+
+    def make_link(trace, text_v, tab_v, *values):
+        view = {key: v for (tab_id, key, _), v in zip(controls, values) if tab_id == tab_v}
+        shown = trace.source.text if trace is not None else str(text_v or "")
+        return gr.update(value=links.query_string(shown, tab_v, **view), visible=True)
+
+    link_btn.click(make_link, [page.trace, text, current_tab, *[c for *_, c in controls]], link_box,
+                   api_visibility="undocumented", queue=False).then(
+        None, link_box, link_box, js=COPY_LINK_JS, api_visibility="undocumented", queue=False)

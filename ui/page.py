@@ -1,0 +1,188 @@
+"""The page every tab builds on: the shared components (``Page``), what a tab gives back (``TabView``,
+``Fit``), the redraws shared between users (``shared_view``) and small helpers of the tabs.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import textwrap
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import gradio as gr
+from gradio.components.plot import PlotData
+
+from transformer.config import (APP_DRAW_CACHE, MAX_INPUT_CHARS, ModelConfig)
+from transformer.draw_cache import DrawCache
+from transformer.replay import Replay
+from transformer.translator import Translator, clean_text
+from transformer.viz import views
+from transformer.viz.plots import COLORSCALES, DEFAULT_SCALE, empty_figure
+
+
+log = logging.getLogger("app")
+
+
+KIND_CHOICES = [("Encoder self", "encoder"), ("Decoder masked self", "decoder"), ("Cross", "cross")]   # …-attention
+
+
+NO_TRACE = "Translate a sentence to see this view."
+
+
+def safe_view(fn):
+    """A redraw that fails tells this user in one line (no traceback) and leaves the app serving others."""
+    @functools.wraps(fn)
+    def wrapper(*args):
+        try:
+            return fn(*args)
+        except Exception as e:  # noqa: BLE001
+            log.exception("view %s failed", fn.__name__)
+            raise gr.Error(f"This view could not be drawn ({type(e).__name__}). Try another setting or sentence.")
+    return wrapper
+
+
+# Redraws shared by every user who looks at the same trace the same way (a lecture's sentence).
+DRAWS = DrawCache(APP_DRAW_CACHE)
+
+
+def _serialised(outputs) -> tuple:
+    """A view's outputs as kept in DRAWS: Plotly figures turned into JSON once (Gradio sends PlotData as is)."""
+    return tuple(PlotData(type="plotly", plot=o.to_json()) if hasattr(o, "to_plotly_json") else o for o in outputs)
+
+
+def shared_view(fn):
+    """`fn(trace, *controls)` drawn once per trace object and controls, for every user (see DrawCache)."""
+    view = (fn.__qualname__, id(fn))
+
+    @functools.wraps(fn)
+    def wrapper(trace, *args):
+        out = DRAWS.get(view, trace, args, lambda: fn(trace, *args), _serialised)
+        return tuple(dict(o) if isinstance(o, dict) else o for o in out)   # Gradio may consume an update dict
+    return wrapper
+
+
+def update_value(update, default):
+    """The value a `gr.update(...)` (or a plain value) sets, or `default` when it sets none."""
+    if isinstance(update, dict):
+        return update.get("value", default) if update.get("__type__") == "update" else update
+    return default if update is None else update
+
+
+def slider_update(n: int, value: int = 1, **kw):
+    """A 1..n slider (Gradio needs minimum < maximum: a single choice is shown as a locked 1..2 slider)."""
+    return gr.update(minimum=1, maximum=max(n, 2), value=min(max(1, value), max(n, 1)), step=1, interactive=n > 1, **kw)
+
+
+def look_of(look: str, large: bool, scale: str) -> views.Look:
+    return views.Look(dark=(look == "Dark"), large=bool(large), colorscale=scale if scale in COLORSCALES else DEFAULT_SCALE)
+
+
+def no_trace(lk: views.Look, n_figures: int, *extra):
+    """What a view shows before the first translation: a note in every figure."""
+    return (*[empty_figure(NO_TRACE, lk.dark) for _ in range(n_figures)], *extra)
+
+
+def code_panel(*objs) -> None:
+    """A collapsed "Code" panel with the project's own source of what a view shows (read at start)."""
+    with gr.Accordion("Code", open=False):
+        gr.Code("\n\n".join(textwrap.dedent(inspect.getsource(o)) for o in objs), language="python", interactive=False)
+
+
+@dataclass
+class Page:
+    """What every tab needs: the model's sizes, this user's trace, and the display controls."""
+
+    cfg: ModelConfig
+    trace: gr.State
+    look: list           # Look, presenter mode, colour scale: every figure follows them
+    replay: Optional[Replay] = None   # the checkpoint's training replay (the same for every user)
+    translator: Optional[Translator] = None      # the shared model, for the tabs that run it on request
+    english: Optional[gr.Textbox] = None         # the sentence box (the attribution reads it)
+    original: Optional[gr.State] = None          # the greedy trace, while a branch or your French is shown
+    model_events: list = field(default_factory=list)   # events that set a new trace: every tab redraws after
+    step_slider: Optional[gr.Slider] = None
+    viewing: Optional[gr.HTML] = None            # says which trace the views show (greedy, a branch, your French)
+    text: Optional[gr.Textbox] = None            # the English sentence box
+    french: Optional[gr.Textbox] = None          # the French translation box
+    pieces: Optional[gr.HTML] = None             # the source and target pieces
+
+    @property
+    def head_choices(self) -> list[str]:
+        return ["mean over heads"] + [str(h) for h in range(1, self.cfg.n_heads + 1)]
+
+    def n_layers(self, kind: str) -> int:
+        return self.cfg.n_encoder_layers if kind == "encoder" else self.cfg.n_decoder_layers
+
+    def layer_range(self, kind: str, layer=1):
+        """The layer slider for `kind`: the layer shown stays where the new kind has it (the value is not
+        sent then, so a link that sets the kind and the layer at once keeps its layer)."""
+        n = self.n_layers(kind)
+        if int(layer or 1) > n:
+            return slider_update(n, n)
+        return gr.update(minimum=1, maximum=max(n, 2), step=1, interactive=n > 1)
+
+
+@dataclass
+class Fit:
+    """What a tab resets when a new trace arrives: ``fn(trace, *inputs)`` gives the updates of ``outputs``
+    (slider ranges, pickers). ``after_branch``: also after a what-if branch, going back or your French."""
+
+    fn: Callable
+    inputs: list
+    outputs: list
+    after_branch: bool = True
+
+
+@dataclass
+class TabView:
+    """A tab's redraw from the trace: ``draw(trace, *controls, look, large, scale)`` gives its outputs
+    (shared between users through DRAWS); ``fits`` run with every new trace, before the draw."""
+
+    draw: Callable
+    controls: list
+    outputs: list
+    fits: list = field(default_factory=list)     # Fit: what a new trace resets in this tab
+    step_slider: Optional[gr.Slider] = None      # the slider over decoding steps: Translate sets its range
+    link: dict = field(default_factory=dict)      # URL key (step, kind, layer, head) -> its control
+    tab_id: str = ""                             # set by build_demo: the gr.Tab it lives in
+
+    def __post_init__(self) -> None:
+        self.draw = shared_view(self.draw)
+
+    def inputs(self, page: Page) -> list:
+        return [page.trace, *self.controls, *page.look]
+
+    def redraw_on(self, page: Page, components, **kw) -> None:
+        for c in components:
+            c.change(self.draw, self.inputs(page), self.outputs, api_visibility="undocumented", concurrency_id="draw",
+                     **kw)
+
+    def redraw_on_kind(self, page: Page, kind, layer, *fits: Fit) -> None:
+        """A new attention kind: first the layer slider's range (and `fits`), then the redraw, in that order,
+        so that the redraw reads the layer the range left, never the one from before."""
+        quiet = dict(api_visibility="undocumented", show_progress="hidden")
+        event = kind.change(page.layer_range, [kind, layer], layer, queue=False, **quiet)
+        for f in fits:
+            event = event.then(f.fn, [page.trace, *f.inputs], f.outputs, queue=False, **quiet)
+        event.then(self.draw, self.inputs(page), self.outputs, concurrency_id="draw", trigger_mode="always_last",
+                   **quiet)
+
+
+def one_head_row(page: Page, more: Callable[[], tuple] = tuple):
+    """Attention kind, layer and one head (no mean) on one row, then what `more()` adds to it: the controls
+    of the views of a single head."""
+    with gr.Row():
+        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind", scale=4, min_width=330)
+        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", scale=2, min_width=160)
+        head = gr.Dropdown(page.head_choices[1:], value="1", label="Head", scale=1, min_width=90)
+        return (kind, layer, head, *more())
+
+
+def greedy_of(trace, original, english: str):
+    """The greedy trace of `english` this user already has (the original behind a branch, or the trace), or None."""
+    text = clean_text(str(english or "")[:MAX_INPUT_CHARS])
+    for t in (original, trace):
+        if t is not None and t.source.text == text:
+            return t
+    return None

@@ -1,0 +1,189 @@
+"""Step by step: the decoding slider with Previous / Next / Play, the step's figures, the KV cache panel
+and What if? (another piece at a step, then greedy again).
+"""
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+
+from transformer.config import (PLAY_INTERVAL_S, PLAY_SPEEDS, ModelConfig)
+from transformer.model.attention import MultiHeadAttention
+from transformer.model.decoding import trace_greedy
+from transformer.translator import Translator
+from transformer.viz import views
+from transformer.viz import steering as steer_views
+from transformer.viz import why as why_views
+from ..page import (NO_TRACE, Fit, Page, TabView, code_panel, greedy_of, log, look_of,
+                    no_trace, safe_view, slider_update)
+
+
+def build_steps_tab(page: Page) -> TabView:
+    L = page.cfg.n_decoder_layers
+    with gr.Row(equal_height=True, elem_id="step-controls"):   # one row, so that the figures stay on screen
+        prev_btn = gr.Button("◀ Previous", elem_id="prev-step", scale=1, min_width=130)
+        step = gr.Slider(1, 2, value=1, step=1, label="Decoding step (or the ← → keys)", scale=4,
+                         elem_id="step-slider", interactive=False, buttons=[])   # no reset: every move draws
+        next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1, min_width=100)
+        play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1, min_width=100)
+        speed = gr.Dropdown(PLAY_SPEEDS, value=PLAY_INTERVAL_S, label="Speed", scale=1, min_width=110,
+                            elem_id="play-speed", filterable=False)
+        layer = gr.Slider(1, L, value=L, step=1, label="Layer", scale=2, elem_id="step-layer")
+        head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=2, min_width=190,
+                           elem_id="step-head")
+    timer = gr.Timer(PLAY_INTERVAL_S, active=False)
+    step_info = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="step-info")
+    with gr.Row():
+        topk_plot = gr.Plot(show_label=False, label="Next-token probabilities", elem_id="topk-plot")
+        cross_plot = gr.Plot(show_label=False, label="Cross-attention over the source", elem_id="cross-step-plot")
+    cross_steps = gr.Plot(show_label=False, label="Cross-attention, steps so far", elem_id="cross-steps-plot")
+    kv_html = kv_cache_accordion()
+    code_panel(trace_greedy)
+
+    page.step_slider = step
+    cand, step_no, candidates = build_what_if(page, step)
+
+    @safe_view
+    def draw_step(trace, step_v, layer_v, head_v, look, large, scale):
+        """A step's figures, and with them its KV cache, its what-if candidates and the step for the API."""
+        lk = look_of(look, large, scale)
+        if trace is None:
+            return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 3), f"<i>{NO_TRACE}</i>", candidates(None, 1), 1)
+        args = (trace, int(step_v or 1), int(layer_v or 1), head_v, lk)
+        return (*views.step_view(*args), views.cross_steps_figure(*args), kv_view(trace, page.cfg, args[1]),
+                candidates(trace, args[1]), args[1])
+
+    def fit(trace):
+        """A new translation is the original now (a what-if branch or your French is not)."""
+        return trace, ""
+
+    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps, kv_html, cand, step_no],
+                  [Fit(fit, [], [page.original, page.viewing], after_branch=False)], step)
+    tab.link = dict(step=step, layer=layer, head=head)
+    # The step's figures come in the same event that moves the slider (Previous, Next, the keys, Play), so they
+    # always show the step the slider shows; a drag of the slider is one event too.
+    step.input(tab.draw, tab.inputs(page), tab.outputs, api_name="step_view", show_progress="hidden",
+               trigger_mode="always_last", concurrency_id="draw")
+    tab.redraw_on(page, [layer, head], show_progress="hidden")
+    wire_step_buttons(page, tab, step, prev_btn, next_btn, play_btn, timer, speed)
+    return tab
+
+
+def wire_step_buttons(page: Page, tab: TabView, step, prev_btn, next_btn, play_btn, timer, speed) -> None:
+    """Previous / Next (and the ← → keys, which click them), Play / Pause with a timer at the chosen speed.
+    Each moves the slider and draws that step in one event."""
+    def moved_to(trace, new_step, values):
+        return (new_step, *tab.draw(trace, new_step, *values))
+
+    def shift(delta):
+        def go(trace, step_v, *values):
+            n = views.n_steps(trace)
+            return moved_to(trace, max(1, min(n, int(step_v or 1) + delta)) if n else 1, values)
+        return go
+
+    def tick(trace, step_v, *values):
+        n = views.n_steps(trace)
+        if not n or int(step_v or 1) >= n:
+            return (gr.update(), gr.Timer(active=False), "▶ Play", *[gr.skip()] * len(tab.outputs))
+        new_step, *drawn = moved_to(trace, int(step_v) + 1, values)
+        return (new_step, gr.update(), gr.update(), *drawn)
+
+    def toggle_play(trace, step_v, label, interval, *values):
+        n = views.n_steps(trace)
+        if label.startswith("▶") and n > 1:
+            new_step, *drawn = moved_to(trace, 1 if int(step_v or 1) >= n else int(step_v or 1), values)
+            return (new_step, gr.Timer(value=float(interval or PLAY_INTERVAL_S), active=True), "⏸ Pause", *drawn)
+        return (gr.update(), gr.Timer(active=False), "▶ Play", *[gr.skip()] * len(tab.outputs))
+
+    ins, rest = [page.trace, step], [*tab.controls[1:], *page.look]
+    quiet = dict(api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
+    prev_btn.click(shift(-1), [*ins, *rest], [step, *tab.outputs], **quiet)
+    next_btn.click(shift(+1), [*ins, *rest], [step, *tab.outputs], **quiet)
+    play_btn.click(toggle_play, [*ins, play_btn, speed, *rest], [step, timer, play_btn, *tab.outputs], **quiet)
+    timer.tick(tick, [*ins, *rest], [step, timer, play_btn, *tab.outputs], **quiet)
+    speed.change(lambda v: gr.Timer(value=float(v or PLAY_INTERVAL_S)), speed, timer, api_visibility="undocumented",
+                 queue=False)
+
+
+def what_if_callback(translator: Translator):
+    def what_if(english, step_v, piece, trace, original):
+        """Another piece at one step, then greedy again: one model run (from the trace shown, when it is
+        of this sentence). Returns the new trace, the original, the comparison, the new French, the slider."""
+        keep = (gr.update(),) * 6
+        try:
+            base = trace if trace is not None and greedy_of(trace, None, english) is not None else None
+            new = translator.what_if(str(english or ""), int(step_v or 1), piece, base.tgt_ids if base is not None else ())
+            orig = greedy_of(None, original, english) or (base if base is not None and original is None else None)
+            orig = orig or translator.trace(str(english))
+        except ValueError as e:
+            gr.Warning(str(e))
+            return (*keep[:2], f'<div class="note">{html.escape(str(e))}</div>', *keep[3:])
+        except Exception:  # noqa: BLE001  a model failure is this user's, not the app's
+            log.exception("what-if failed")
+            gr.Warning("Sorry, the model failed on this branch. Try another piece.")
+            return keep
+        return (new, orig, steer_views.branch_html(orig, new, int(step_v)), new.translation,
+                slider_update(len(new.steps), int(step_v)), views.pieces_html(new))
+    return what_if
+
+
+def build_what_if(page: Page, step):
+    """Under the step view: take another candidate (or a typed piece) at this step, continue greedily,
+    compare with the original, and go back. Returns the candidate picker, the step as a number, and the
+    function that lists a step's candidates (the step tab updates both with every step)."""
+    page.viewing = gr.HTML("", elem_id="viewing")
+    with gr.Accordion("What if? Take another piece at this step", open=False, elem_id="whatif-acc"):
+        with gr.Row():
+            cand = gr.Dropdown([], value=None, label="Another candidate at this step", elem_id="whatif-cand", scale=2)
+            piece = gr.Textbox(label="…or type a piece (as the step view shows it)", elem_id="whatif-piece",
+                               max_length=100, scale=2)
+            go_btn = gr.Button("Continue from this piece", variant="primary", elem_id="whatif-btn", scale=1)
+            back_btn = gr.Button("Back to the original", elem_id="whatif-back", scale=1)
+    step_no = gr.Number(1, precision=0, visible=False)   # the step as a plain number (the API's input: any step)
+    quiet = dict(api_visibility="undocumented", queue=False)
+
+    def candidates(trace, step_v):
+        if trace is None or not trace.steps:
+            return gr.update(choices=[], value=None)
+        s = trace.steps[views.clamp(step_v or 1, 1, len(trace.steps)) - 1]
+        return gr.update(choices=[(f"{p}  ({q:.1%})", p) for p, q in zip(s.topk_pieces, s.topk_probs)], value=None)
+
+    def go_back(original):
+        if original is None:
+            gr.Warning("Translate a sentence first.")
+            return (gr.update(),) * 5
+        return original, "", original.translation, slider_update(len(original.steps)), views.pieces_html(original)
+
+    cand.change(lambda c: c if c else gr.update(), cand, piece, **quiet)
+    page.model_events.append(go_btn.click(
+        what_if_callback(page.translator), [page.text, step_no, piece, page.trace, page.original],
+        [page.trace, page.original, page.viewing, page.french, step, page.pieces], api_name="what_if",
+        concurrency_id="model"))
+    page.model_events.append(back_btn.click(go_back, page.original,
+                                            [page.trace, page.viewing, page.french, step, page.pieces], **quiet))
+    return cand, step_no, candidates
+
+
+def kv_cache_accordion():
+    """The Step-by-step tab's KV-cache panel (collapsed): what is cached at this step, and what it saves."""
+    with gr.Accordion("KV cache at this step", open=False):
+        gr.Markdown(
+            "Decoding feeds one new piece per step: each decoder layer appends its key and value to the cache and "
+            "reuses the earlier ones; the cross-attention keys and values of the source are computed once. "
+            "Multiply-adds at step t (S source pieces, L decoder layers, d = d_model): per layer and position "
+            "6d² (W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup>, W<sup>O</sup> of self-attention, W<sup>Q</sup>, "
+            "W<sup>O</sup> of cross-attention) + 2·d·d_ff (feed-forward) + "
+            "2·d·(keys seen) + 2·d·S (the two attention products), and d·vocab for the output layer. With the cache "
+            "one position per step, seeing t keys (and 2·S·d² per layer for the source's keys and values, at step 1 "
+            "only); recomputing the prefix, t positions each scoring all t keys (the masked ones too), the source's "
+            "keys and values again, and t output rows. "
+            "Biases and layer norms are left out.")
+        out = gr.HTML(elem_id="kv-cache")
+        code_panel(MultiHeadAttention.forward, why_views.kv_macs)
+    return out
+
+
+def kv_view(trace, cfg: ModelConfig, step: int) -> str:
+    s = trace.steps[views.clamp(step, 1, len(trace.steps)) - 1]
+    return why_views.kv_cache_html(s.prefix, trace.src_pieces, cfg.n_decoder_layers, cfg.d_model, cfg.d_ff,
+                                   cfg.vocab_size)
