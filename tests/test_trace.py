@@ -88,3 +88,18 @@ def test_decoder_scores_are_q_dot_k_of_the_model_future_cells_included(model_and
     future = trace.decoder.future
     assert future.any() and np.isfinite(trace.decoder.scores[0][:, future]).all()
     assert np.abs(trace.decoder.scores[0][:, future]).max() > 0
+
+
+def test_attention_maps_check_their_labels_and_are_read_only():
+    import numpy as np
+    import pytest
+    from transformer.trace import AttentionMaps
+    probs = np.full((2, 4, 3, 5), 0.2, dtype=np.float32)
+    maps = AttentionMaps("cross", probs, probs.copy(), ["<s>", "▁le", "▁chat"], ["▁the", "▁cat", "▁is", "▁here", "</s>"])
+    with pytest.raises(ValueError, match="read-only"):
+        maps.probs[0, 0, 0, 0] = 1.0
+    with pytest.raises(ValueError, match="does not match"):
+        AttentionMaps("cross", probs.copy(), probs.copy(), ["<s>", "▁le"], ["▁the", "▁cat", "▁is", "▁here", "</s>"])
+    with pytest.raises(ValueError, match="differ"):
+        AttentionMaps("cross", probs.copy(), probs[:1].copy(), ["<s>", "▁le", "▁chat"],
+                      ["▁the", "▁cat", "▁is", "▁here", "</s>"])

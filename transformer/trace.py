@@ -62,6 +62,21 @@ class AttentionMaps:
     queries: list[str]                # the piece at each query position
     keys: list[str]                   # the piece at each key position
 
+    def __post_init__(self) -> None:
+        """Check the arrays against the pieces that label them (a shape bug must fail here, loudly, not draw a
+        wrong picture), and make them read-only: a trace is shared by every user who asks for its sentence."""
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown attention kind {self.kind!r}")
+        shape = (len(self.queries), len(self.keys))
+        for name in ("probs", "scores"):
+            a = getattr(self, name)
+            if not isinstance(a, np.ndarray) or a.ndim != 4 or a.shape[2:] != shape:
+                raise ValueError(f"{self.kind} attention {name}: shape {getattr(a, 'shape', None)} does not match "
+                                 f"(layers, heads, {shape[0]} queries, {shape[1]} keys)")
+            a.setflags(write=False)
+        if self.scores.shape != self.probs.shape:
+            raise ValueError(f"{self.kind} attention: scores {self.scores.shape} and probs {self.probs.shape} differ")
+
     @property
     def layers(self) -> int:
         return self.probs.shape[0]
