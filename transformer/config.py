@@ -7,7 +7,7 @@ below. Nothing else in the package hard-codes them.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 # ------------------------------------------------------------------ special token ids
@@ -15,16 +15,21 @@ from pathlib import Path
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 
 
+def _size(default, help: str):
+    """A ModelConfig field with its help text (the training CLI's --help shows it)."""
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass
 class ModelConfig:
-    vocab_size: int = 8000
-    d_model: int = 256          # model width (the paper's d_model)
-    n_heads: int = 8            # attention heads per layer (h)
-    n_encoder_layers: int = 3   # N on the encoder side
-    n_decoder_layers: int = 3   # N on the decoder side
-    d_ff: int = 1024            # inner width of the position-wise feed-forward network
-    dropout: float = 0.1        # P_drop, on sub-layer outputs, embeddings and attention
-    max_len: int = 256          # longest sequence the positional encoding covers
+    vocab_size: int = _size(8000, "SentencePiece pieces, shared by both languages (the tokenizer sets it)")
+    d_model: int = _size(256, "model width (the paper's d_model)")
+    n_heads: int = _size(8, "attention heads per layer (h); d_k = d_v = d_model / h")
+    n_encoder_layers: int = _size(3, "N on the encoder side")
+    n_decoder_layers: int = _size(3, "N on the decoder side")
+    d_ff: int = _size(1024, "inner width of the position-wise feed-forward network")
+    dropout: float = _size(0.1, "P_drop, on sub-layer outputs, embeddings and attention weights")
+    max_len: int = _size(256, "longest sequence the positional encoding covers")
     pad_id: int = PAD_ID
     unk_id: int = UNK_ID
     bos_id: int = BOS_ID
@@ -113,7 +118,7 @@ CELL_VALUES_MAX_PIECES = 14 # "inside one head" prints values in the cells up to
 BASE_FONT, PRESENTER_FONT = 14, 19   # figure type size (px): normal and presenter mode
 
 
-# ------------------------------------------------------------------ "Why this word" (issue 12)
+# ------------------------------------------------------------------ "Why this word": attribution and vectors
 IG_STEPS = 64               # Integrated Gradients: points on the straight path from the baseline (midpoint rule)
 ATTRIBUTION_TOKENS = 4096   # target positions per forward/backward pass (rows × target length): bounds memory
 ATTRIBUTION_MAX_PIECES = 48 # longest source or translation (pieces) the app attributes: bounds the time

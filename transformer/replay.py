@@ -14,8 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPLAY_FILE = "replay.npz"
-KINDS = ("encoder", "decoder", "cross")
+from .trace import KINDS  # noqa: F401  (the attention kinds a replay records: the trace's own)
 
 # The fixed examples: sentences and reference translations written for this project.
 EXAMPLES: list[tuple[str, str]] = [

@@ -7,7 +7,7 @@ model run each:
   mask (teacher forcing, exactly as in training); per piece its log-probability and rank, and the
   attention maps of that pass as a ``TranslationTrace``.
 - ``branch``: greedy decoding with the KV cache where one step takes a piece you picked
-  (``decoding.trace_greedy(override=...)``), greedy again after it.
+  (``decoding.trace_greedy(forced=...)``), greedy again after it.
 - ``beam_search``: ``beam`` hypotheses decoded side by side as one batch with the KV cache, whose
   rows are reordered as beams are kept; GNMT length normalisation for the final choice.
 """

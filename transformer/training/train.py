@@ -76,7 +76,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "(repeat a size to draw it more often)")
     d.add_argument("--out", default="runs/en-fr", help="output folder (checkpoints, logs, training state)")
     d.add_argument("--vocab-size", type=int, default=ModelConfig.vocab_size)
-    d.add_argument("--max-pieces", type=int, default=128, help="drop training pairs longer than this (pieces)")
+    d.add_argument("--max-pieces", type=int, default=MAX_SOURCE_PIECES, help="drop training pairs longer than this (pieces)")
     m = p.add_argument_group("model (the fields of ModelConfig; ignored with --init-from)")
     defaults = ModelConfig()
     for f in fields(ModelConfig):

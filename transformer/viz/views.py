@@ -272,12 +272,6 @@ def positional_views(trace: Optional[TranslationTrace], d_model: int, dims, look
             plots.positional_similarity(pe, n, look.dark, look.font))
 
 
-def entropy(p: np.ndarray) -> float:
-    """Entropy in nats of one row of attention weights."""
-    p = p[p > 0]
-    return float(-(p * np.log(p)).sum())
-
-
 def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, query: int, unscaled: bool,
                 look: Look):
     maps = trace.attention(kind)
@@ -295,7 +289,8 @@ def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, 
                                            f"Query {qi + 1} ({plots.esc(q[qi])}): scaling keeps the softmax from saturating",
                                            look.dark, look.font)
     text = (f"For this query the largest weight is {sm_s.max():.2f} with scaling and {sm_u.max():.2f} without; "
-            f"entropy {entropy(sm_s):.2f} vs {entropy(sm_u):.2f} nats. Dot products grow with √d_k, so without the "
+            f"entropy {float(analysis.row_entropy(sm_s)):.2f} vs {float(analysis.row_entropy(sm_u)):.2f} nats. "
+            f"Dot products grow with √d_k, so without the "
             f"division the softmax becomes nearly one-hot and its gradients vanish (paper, section 3.2.1).")
     return fig, row, text
 
