@@ -12,6 +12,7 @@ Follow one sentence through the files:
     -> figure             viz/views.py (what each view shows), viz/plots.py (Plotly), viz/report.py (HTML)
 
 Groups: model/ (the network and decoding), io/ (tokenizer, checkpoint files), viz/ (analysis,
-plots, views, report: no torch, no gradio), cli/ (command lines), and training (train.py, data.py).
-config.py holds every size, special id and limit.
+plots, views, report: no torch, no gradio), cli/ (command lines), training/ (train.py, data.py,
+augment.py). config.py holds every size, special id and limit; the page (gradio) is the ui/ package
+beside this one.
 """
