@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from transformer.training.train import cpu_has_fast_bf16, pick_amp
+from transformer.training.run import cpu_has_fast_bf16, pick_amp
 
 
 def test_cpu_bf16_choice_follows_the_cpu_flags():
