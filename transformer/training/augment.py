@@ -6,7 +6,7 @@ sentence, so a model trained on it alone turns "Professor Smith" into French-loo
 the training pipeline (the corpora themselves are never edited):
 
 - ``substitute_names``: a pair whose two sides both name Tom, Mary or John (or Boston, Tokyo...)
-  gets another person (or place) on both sides, from the wide lists below (several origins,
+  gets another person (or place) on both sides, from wide lists (``augment_words.json``: several origins,
   written the same in French), sometimes with a title ("Professor Smith" / "le professeur
   Smith", with French contractions and elisions fixed).
 - ``substitute_numbers``: a number that both sides write the same (digits) or as words
@@ -21,85 +21,32 @@ in training; the generated tests (``names_test``, ``numbers_test``) use them.
 """
 from __future__ import annotations
 
+import json
 import random
 import re
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from num2words import num2words
 
 Pair = tuple[str, str]
+# The word lists and sentence frames, written for this project (augment_words.json).
+WORDS = json.loads((Path(__file__).with_name("augment_words.json")).read_text(encoding="utf-8"))
 
 # --- people and places ----------------------------------------------------------------------
-# (name, gender) -- written the same in English and French.
-FIRST_NAMES = [
-    ("Amira", "f"), ("Kenji", "m"), ("Olga", "f"), ("Mateo", "m"), ("Priya", "f"), ("Aisha", "f"),
-    ("Wei", "m"), ("Yuki", "f"), ("Hiroshi", "m"), ("Fatima", "f"), ("Omar", "m"), ("Lucas", "m"),
-    ("Emma", "f"), ("Sofia", "f"), ("Ivan", "m"), ("Dmitri", "m"), ("Ingrid", "f"), ("Lars", "m"),
-    ("Sven", "m"), ("Kwame", "m"), ("Ngozi", "f"), ("Chidi", "m"), ("Ayesha", "f"), ("Ravi", "m"),
-    ("Arjun", "m"), ("Carlos", "m"), ("Diego", "m"), ("Lucia", "f"), ("Elena", "f"), ("Nadia", "f"),
-    ("Youssef", "m"), ("Karim", "m"), ("Leila", "f"), ("Hana", "f"), ("Minh", "m"), ("Linh", "f"),
-    ("Jin", "m"), ("Mei", "f"), ("Anika", "f"), ("Tariq", "m"), ("Zainab", "f"), ("Kofi", "m"),
-    ("Amara", "f"), ("Sipho", "m"), ("Thandiwe", "f"), ("Rafael", "m"), ("Camila", "f"), ("Pablo", "m"),
-    ("Ines", "f"), ("Nikolai", "m"), ("Katya", "f"), ("Piotr", "m"), ("Agnieszka", "f"), ("Johan", "m"),
-    ("Astrid", "f"), ("Sean", "m"), ("Siobhan", "f"), ("Liam", "m"), ("Chloe", "f"), ("Oliver", "m"),
-    ("Grace", "f"), ("Noah", "m"), ("Ava", "f"), ("Ethan", "m"), ("Maya", "f"), ("Daniel", "m"),
-    ("Sarah", "f"), ("David", "m"), ("Laura", "f"), ("Paul", "m"), ("Julia", "f"), ("Marco", "m"),
-    ("Giulia", "f"), ("Luca", "m"), ("Chiara", "f"), ("Hans", "m"), ("Greta", "f"), ("Felix", "m"),
-    ("Lena", "f"), ("Ahmed", "m"), ("Salma", "f"), ("Raj", "m"), ("Deepa", "f"), ("Hamid", "m"),
-    ("Soraya", "f"), ("Takeshi", "m"), ("Sakura", "f"), ("Min-jun", "m"), ("Ji-woo", "f"), ("Tuan", "m"),
-    ("Mariam", "f"), ("Yara", "f"), ("Bruno", "m"), ("Ana", "f"), ("Tomasz", "m"), ("Erik", "m"),
-    ("Freya", "f"), ("Malik", "m"), ("Imani", "f"), ("Jamal", "m"), ("Nia", "f"), ("Oscar", "m"),
-]
-SURNAMES = [
-    "Smith", "Nguyen", "Garcia", "Kowalski", "Tanaka", "Okafor", "Patel", "Singh", "Kim", "Park",
-    "Silva", "Rossi", "Novak", "Johansson", "Ivanova", "Haddad", "Mensah", "Cohen", "Murphy", "Schmidt",
-    "Yamamoto", "Dubois", "Fernandez", "Lopez", "Chen", "Wang", "Li", "Khan", "Ali", "Hassan",
-    "Adeyemi", "Diallo", "Traore", "Kamara", "Ortiz", "Moreno", "Costa", "Ferreira", "Bianchi", "Russo",
-    "Weber", "Fischer", "Becker", "Hoffmann", "Jansen", "Peeters", "Nielsen", "Larsen", "Lindqvist", "Virtanen",
-    "Popescu", "Horvat", "Petrov", "Volkov", "Sato", "Suzuki", "Watanabe", "Choi", "Tran", "Pham",
-    "Gupta", "Sharma", "Reddy", "Mehta", "Rahman", "Karimi", "Ahmadi", "Yilmaz", "Demir", "Kaya",
-    "Brown", "Wilson", "Taylor", "Clark", "Walker", "Hughes", "Kelly", "Byrne", "Campbell", "Stewart",
-]
-# Never in training: the generated names test uses only these.
-HELD_OUT_FIRST_NAMES = [
-    ("Oluwaseun", "m"), ("Bongani", "m"), ("Esperanza", "f"), ("Radomir", "m"), ("Xiomara", "f"),
-    ("Tendai", "m"), ("Ilsabet", "f"), ("Kazimir", "m"), ("Nkechi", "f"), ("Vasilis", "m"),
-    ("Rosalind", "f"), ("Anneliese", "f"), ("Bartholomew", "m"), ("Oksana", "f"), ("Thiago", "m"),
-    ("Ayodele", "f"), ("Jarrah", "m"), ("Wanjiru", "f"), ("Eskil", "m"), ("Marisol", "f"),
-]
-HELD_OUT_SURNAMES = [
-    "Abernathy", "Okonkwo", "Rasmussen", "Takahashi", "Zielinski", "Mbeki", "Castellanos", "Lindgren",
-    "Oyelaran", "Kuznetsov", "Delacroix", "Fairweather", "Nakamura", "Bergstrom", "Achterberg", "Quispe",
-]
+FIRST_NAMES = [tuple(x) for x in WORDS["first_names"]]     # (name, gender), written the same in French
+SURNAMES = WORDS["surnames"]
+HELD_OUT_FIRST_NAMES = [tuple(x) for x in WORDS["held_out_first_names"]]   # never in training: the names test's
+HELD_OUT_SURNAMES = WORDS["held_out_surnames"]
 HELD_OUT_NAMES = frozenset({n for n, _ in HELD_OUT_FIRST_NAMES} | set(HELD_OUT_SURNAMES))
-# English title -> French title, and whether French needs an article before it.
-TITLES = [("Professor", "professeur", True), ("Dr.", "docteur", True), ("Mr.", "M.", False),
-          ("Ms.", "Mme", False), ("Mrs.", "Mme", False)]
-# Cities with their French names (no article, so "à X" and "de X" stay correct).
-CITIES = {
-    "London": "Londres", "Vienna": "Vienne", "Lisbon": "Lisbonne", "Athens": "Athènes", "Moscow": "Moscou",
-    "Venice": "Venise", "Geneva": "Genève", "Brussels": "Bruxelles", "Edinburgh": "Édimbourg",
-    "Warsaw": "Varsovie", "Copenhagen": "Copenhague", "Seoul": "Séoul", "Beijing": "Pékin",
-    "Berlin": "Berlin", "Madrid": "Madrid", "Tokyo": "Tokyo", "Chicago": "Chicago", "Toronto": "Toronto",
-    "Sydney": "Sydney", "Dakar": "Dakar", "Nairobi": "Nairobi", "Lagos": "Lagos", "Oslo": "Oslo",
-    "Stockholm": "Stockholm", "Dublin": "Dublin", "Amsterdam": "Amsterdam", "Lyon": "Lyon",
-    "Boston": "Boston", "Denver": "Denver", "Houston": "Houston", "Osaka": "Osaka", "Kyoto": "Kyoto",
-    "Lima": "Lima", "Ottawa": "Ottawa", "Manchester": "Manchester", "Glasgow": "Glasgow", "Prague": "Prague",
-    "Budapest": "Budapest", "Helsinki": "Helsinki", "Montreal": "Montréal", "Quebec": "Québec",
-    "Marseille": "Marseille", "Bordeaux": "Bordeaux", "Toulouse": "Toulouse", "Nice": "Nice",
-    "Barcelona": "Barcelone", "Milan": "Milan", "Naples": "Naples", "Florence": "Florence", "Munich": "Munich",
-    "Hamburg": "Hambourg", "Cologne": "Cologne", "Zurich": "Zurich", "Casablanca": "Casablanca",
-    "Tunis": "Tunis", "Algiers": "Alger", "Mumbai": "Bombay", "Delhi": "Delhi", "Bangkok": "Bangkok",
-    "Hanoi": "Hanoï", "Singapore": "Singapour", "Melbourne": "Melbourne", "Vancouver": "Vancouver",
-}
+TITLES = [tuple(x) for x in WORDS["titles"]]     # English, French, whether French needs an article before it
+CITIES = WORDS["cities"]                          # English -> French (no article: "à X", "de X" stay correct)
 CORPUS_PEOPLE = ["Tom", "Mary", "John"]
 CORPUS_GENDER = {"Tom": "m", "Mary": "f", "John": "m"}
 CORPUS_PLACES = ["Boston", "Tokyo", "Paris", "Kyoto", "Osaka", "Chicago"]
 
-MONTHS = [("January", "janvier"), ("February", "février"), ("March", "mars"), ("April", "avril"),
-          ("May", "mai"), ("June", "juin"), ("July", "juillet"), ("August", "août"),
-          ("September", "septembre"), ("October", "octobre"), ("November", "novembre"), ("December", "décembre")]
+MONTHS = [tuple(x) for x in WORDS["months"]]
 
 
 def fix_french(text: str) -> str:
@@ -129,29 +76,17 @@ class Person:
     gender: str
 
 
-ONSETS = ["b", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "y", "z",
-          "br", "ch", "dr", "gr", "kh", "kr", "pr", "sh", "st", "th", "tr", "zh", "ng", "",
-          "b", "d", "k", "l", "m", "n", "r", "s", "t", "", "", "",
-          "bl", "c", "fl", "gw", "kl", "kw", "mb", "nk", "ph", "qu", "sk", "sl", "ts", "x"]
-VOWELS = ["a", "e", "i", "o", "u"] * 4 + ["ai", "ei", "ou", "ia", "io", "ue", "ea", "ee", "oo", "au", "y", "ie",
-                                          "ua"]
-CODAS = ["", "", "", "n", "r", "l", "s", "m", "k", "t", "sh", "nd", "rt",
-         "ss", "tt", "ck", "x", "z", "th", "ng", "rg", "rd", "st", "nn", "ll", "v"]
+ONSETS = WORDS["onsets"]
+VOWELS = WORDS["vowels"]
+CODAS = WORDS["codas"]
 
 
 # Names often begin like an English word ("Tendai", "Eskil", "Winona"); mixing such starts into invented
 # names teaches the model to copy a capitalised name instead of translating the word inside it.
-WORD_STARTS = ["ten", "sun", "bed", "rock", "star", "land", "wood", "hill", "red", "fox", "can", "man", "top",
-               "win", "for", "and", "ask", "bell", "cold", "dog", "fish", "gold", "green", "king", "moon", "rose",
-               "snow", "stone", "sea", "sky", "war", "well", "west", "white", "black", "brown", "new", "old",
-               "long", "short", "day", "night", "eat", "go", "run", "sit", "see", "car", "cat", "pen", "tea",
-               "fair", "high", "low", "cross", "north", "south", "ash", "oak", "summer", "winter", "spring",
-               "rain", "bright", "iron", "silver", "glad", "mill", "bar", "after", "over", "under", "east"]
+WORD_STARTS = WORDS["word_starts"]
 # English-looking surnames are compounds ("Greenwood", "Ashford"): a word the model knows how to
 # translate, then a common ending; it must copy the whole, not translate the first half.
-SURNAME_ENDINGS = ["berg", "field", "wood", "ford", "ton", "ley", "worth", "bridge", "brook", "man", "son",
-                   "stein", "well", "more", "by", "wick", "weather", "water", "light", "smith", "hart",
-                   "dale", "ridge", "mann", "sen", "strom", "ham", "croft", "lock", "hurst"]
+SURNAME_ENDINGS = WORDS["surname_endings"]
 
 
 def invented_name(rng: random.Random) -> str:
@@ -347,59 +282,8 @@ def random_count_text(rng: random.Random, feminine: bool = False) -> tuple[str, 
 
 # Frames: English, French. {P}/{Q} people, {N} a count, {D} a date, {T} a time, {M} money,
 # {C} a city, {e} French agreement with {P} ('' or 'e'), {es} plural agreement of {P} and {Q}.
-FRAMES: list[Pair] = [
-    ("{P} bought {N} apples.", "{P} a acheté {N} pommes."),
-    ("{P} has {N} books about neural networks.", "{P} a {N} livres sur les réseaux de neurones."),
-    ("There are {N} students in the lecture hall.", "Il y a {N} étudiants dans l'amphithéâtre."),
-    ("The exam is on {D}.", "L'examen a lieu le {D}."),
-    ("The lecture starts at {T}.", "Le cours commence à {T}."),
-    ("It costs {M}.", "Ça coûte {M}."),
-    ("{P} will give the next lecture.", "{P} donnera le prochain cours."),
-    ("{P} and {Q} went to {C}.", "{P} et {Q} sont allé{es} à {C}."),
-    ("{P} lives in {C}.", "{P} habite à {C}."),
-    ("I met {P} in {C} on {D}.", "J'ai rencontré {P} à {C} le {D}."),
-    ("The train to {C} leaves at {T}.", "Le train pour {C} part à {T}."),
-    ("My birthday is on {D}.", "Mon anniversaire est le {D}."),
-    ("{P} paid {M} for the ticket.", "{P} a payé le billet {M}."),
-    ("The room holds {N} people.", "La salle peut accueillir {N} personnes."),
-    ("The deadline is {D} at {T}.", "La date limite est le {D} à {T}."),
-    ("{P} is waiting for you in {C}.", "{P} t'attend à {C}."),
-    ("Ask {P} a question.", "Pose une question à {P}."),
-    ("{P} wrote {N} pages.", "{P} a écrit {N} pages."),
-    ("We have {N} minutes left.", "Il nous reste {N} minutes."),
-    ("The model has {N} layers.", "Le modèle a {N} couches."),
-    ("{P} arrived at {T}.", "{P} est arrivé{e} à {T}."),
-    ("{P} was born on {D}.", "{P} est né{e} le {D}."),
-    ("The book costs {M}.", "Le livre coûte {M}."),
-    ("Meet me at {T} in front of the library.", "Retrouve-moi à {T} devant la bibliothèque."),
-    ("{P} and {Q} are working on the project together.", "{P} et {Q} travaillent ensemble sur le projet."),
-    ("{P} called {Q} yesterday.", "{P} a appelé {Q} hier."),
-    ("This sentence has {N} words.", "Cette phrase a {N} mots."),
-    ("{P} flew from {C} to {C2}.", "{P} a pris l'avion de {C} à {C2}."),
-    ("The conference in {C} begins on {D}.", "La conférence de {C} commence le {D}."),
-    ("{P} sold the car for {M}.", "{P} a vendu la voiture {M}."),
-    ("I saw {P} at the station.", "J'ai vu {P} à la gare."),
-    ("Did {P} finish the homework?", "Est-ce que {P} a fini les devoirs ?"),
-    ("Where is {P}?", "Où est {P} ?"),
-    ("{P} is my teacher.", "{P} est mon professeur."),
-    ("The museum closes at {T}.", "Le musée ferme à {T}."),
-    ("We will be back on {D}.", "Nous serons de retour le {D}."),
-    ("{P} ran {N} kilometres.", "{P} a couru {N} kilomètres."),
-    ("A coffee costs {M} here.", "Un café coûte {M} ici."),
-    ("{P} thanked {Q}.", "{P} a remercié {Q}."),
-    ("The meeting with {P} is at {T}.", "La réunion avec {P} est à {T}."),
-]
-# Frames only the generated numbers test uses (never trained on).
-HELD_OUT_FRAMES: list[Pair] = [
-    ("{P} counted {N} birds.", "{P} a compté {N} oiseaux."),
-    ("The concert is on {D}.", "Le concert a lieu le {D}."),
-    ("The shop opens at {T}.", "Le magasin ouvre à {T}."),
-    ("The ticket costs {M}.", "Le billet coûte {M}."),
-    ("We planted {N} trees.", "Nous avons planté {N} arbres."),
-    ("The flight lands at {T}.", "Le vol atterrit à {T}."),
-    ("She moved on {D}.", "Elle a déménagé le {D}."),
-    ("He spent {M} on books.", "Il a dépensé {M} en livres."),
-]
+FRAMES: list[Pair] = [tuple(x) for x in WORDS["frames"]]
+HELD_OUT_FRAMES: list[Pair] = [tuple(x) for x in WORDS["held_out_frames"]]   # the numbers test's only (never trained)
 
 
 def fill(frame: Pair, rng: random.Random, held_out: bool = False) -> tuple[Pair, dict]:
