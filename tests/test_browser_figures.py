@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from tools.screenshots import translate_and_step
-from transformer.viz import plots
+from transformer.viz import figure, plots
 
 PLOTLY_JS = Path(go.__file__).parent.parent / "package_data" / "plotly.min.js"
 
@@ -28,11 +28,11 @@ def test_plotlyjs_draws_every_offered_scale_as_named(browser):
     a = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]
     masked = ~np.tril(np.ones((4, 4), dtype=bool))
     viridis_low = drawn_scale(page, plots.attention_heatmap(a, list("abcd"), list("abcd"), colorscale="Viridis"))[0][1]
-    for name in plots.COLORSCALES:
+    for name in figure.COLORSCALES:
         for dark in (False, True):
             fig = plots.attention_heatmap(a, list("abcd"), list("abcd"), masked=masked, colorscale=name, dark=dark)
             scale = drawn_scale(page, fig)
-            expected = plots.colorscale_for(name, dark)
+            expected = figure.colorscale_for(name, dark)
             if isinstance(expected, str):   # a plotly.js name: drawn as that scale, not the default
                 assert expected in ("Viridis", "Cividis") and (scale[0][1] == viridis_low) == (expected == "Viridis")
             else:

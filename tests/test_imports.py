@@ -32,7 +32,8 @@ TORCH_FREE = ["transformer.config", "transformer.pieces", "transformer.trace", "
               "transformer.examples", "transformer.steering", "transformer.why", "transformer.replay",
               "transformer.positional", "transformer.viz.views", "transformer.viz.report", "transformer.viz.why",
               "transformer.viz.steering", "transformer.viz.learning", "transformer.viz.links",
-              "transformer.viz.analysis"]
+              "transformer.viz.analysis", "transformer.viz.figure", "transformer.viz.plots",
+              "transformer.viz.positional_plots"]
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 from transformer.positional import sinusoidal_encoding
 from transformer.trace import AttentionMaps, Source, Step, TranslationTrace
-from transformer.viz import analysis, plots, views
+from transformer.viz import analysis, figure, plots, positional_plots, views
 
 
 def rand_attn(L, H, Tq, Tk, causal=False, seed=0):
@@ -62,7 +62,7 @@ def test_plotly_validation_catches_schema_errors_and_the_fast_path_skips_it():
     bad = dict(data=[dict(type="heatmap", z=[[1]], colour="red")], layout=dict(xaxis=dict(bogus=1)))
     with pytest.raises(ValueError):
         go.Figure(bad)
-    fig = plots.figure_from_dicts(bad["data"], bad["layout"])
+    fig = figure.figure_from_dicts(bad["data"], bad["layout"])
     assert fig.to_plotly_json()["data"][0]["colour"] == "red"
     with pytest.raises(ValueError):
         validated(fig)
@@ -97,9 +97,9 @@ def test_grid_has_every_layer_and_head_and_shared_scale():
 def test_other_figures_are_valid_plotly():
     pe = sinusoidal_encoding(40, 32)
     figs = [plots.topk_bar(["a", "<b>", "c"], [0.5, 0.3, 0.2]), plots.source_attention_bar(list("abc"), [0.2, 0.5, 0.3]),
-            plots.summary_heatmap(np.random.rand(2, 4), [["x"] * 4] * 2), plots.positional_heatmap(pe, 5),
-            plots.positional_curves(pe, [0, 1, 99]), plots.positional_similarity(pe, 5),
-            plots.empty_figure("<i>nothing</i>")]
+            plots.summary_heatmap(np.random.rand(2, 4), [["x"] * 4] * 2), positional_plots.positional_heatmap(pe, 5),
+            positional_plots.positional_curves(pe, [0, 1, 99]), positional_plots.positional_similarity(pe, 5),
+            figure.empty_figure("<i>nothing</i>")]
     steps = analysis.inside_head(np.random.randn(4, 4), 16, causal=True)
     figs.append(plots.inside_head_figure(steps, list("abcd"), list("abcd"), 16))
     figs.append(plots.softmax_temperature_figure(steps.scaled[3], steps.softmax_unscaled[3], steps.softmax[3], list("abcd")))
@@ -218,7 +218,7 @@ def every_view(trace, lk):
 def test_every_offered_scale_is_one_plotlyjs_draws_as_named(dark):
     names = plotlyjs_scale_names()
     trace = synthetic_trace()
-    for offered in plots.COLORSCALES:
+    for offered in figure.COLORSCALES:
         for fig in every_view(trace, views.Look(dark=dark, colorscale=offered)):
             for scale in scales_in(fig.to_plotly_json()):
                 if isinstance(scale, str):
@@ -226,7 +226,7 @@ def test_every_offered_scale_is_one_plotlyjs_draws_as_named(dark):
                 else:   # an explicit list of [position, colour], from 0 to 1
                     assert scale[0][0] == 0 and scale[-1][0] == 1 and all(len(s) == 2 for s in scale)
         if offered not in ("Viridis", "Cividis"):
-            assert not isinstance(plots.COLORSCALES[offered], str)   # sent as colours: plotly.js lacks or reverses them
+            assert not isinstance(figure.COLORSCALES[offered], str)   # sent as colours: plotly.js lacks or reverses them
 
 
 def luminance(colour: str) -> float:
@@ -237,12 +237,12 @@ def luminance(colour: str) -> float:
 
 @pytest.mark.parametrize("name", ["Blues", "Greys"])
 def test_strong_attention_is_the_most_salient_colour_in_both_looks(name):
-    light, dark = plots.colorscale_for(name, False), plots.colorscale_for(name, True)
+    light, dark = figure.colorscale_for(name, False), figure.colorscale_for(name, True)
     assert luminance(light[-1][1]) < luminance(light[0][1]) - 150    # dark on the white page
     assert luminance(dark[-1][1]) > luminance(dark[0][1]) + 150      # bright on the dark page
 
 
-@pytest.mark.parametrize("name", list(plots.COLORSCALES))
+@pytest.mark.parametrize("name", list(figure.COLORSCALES))
 def test_masked_cells_stay_distinct_from_low_values(name):
     trace = synthetic_trace()
     for dark in (False, True):
@@ -252,8 +252,8 @@ def test_masked_cells_stay_distinct_from_low_values(name):
         future = trace.decoder.future
         assert np.isnan(z[future]).all() and not np.isnan(z[~future]).any()     # masked cells are not values
         bg = fig.layout.plot_bgcolor
-        assert bg == plots.mask_color(name)
-        scale = plots.colorscale_for(name, dark)
+        assert bg == figure.mask_color(name)
+        scale = figure.colorscale_for(name, dark)
         low = scale[0][1] if not isinstance(scale, str) else {"Viridis": "#440154", "Cividis": "rgb(0,32,76)"}[scale]
         assert abs(luminance(bg) - luminance(low)) > 40                          # unlike a low value
         assert fig.layout.shapes[0].type == "path"                              # and hatched
@@ -264,7 +264,7 @@ def test_masked_cells_stay_distinct_from_low_values(name):
 
 def test_hatch_covers_exactly_the_future_cells():
     T = 5
-    path = plots.hatch_path(T, T)
+    path = figure.hatch_path(T, T)
     pts = [tuple(map(float, p.split(","))) for seg in path.split("M")[1:] for p in seg.split("L")]
     for x, y in pts:   # every end point on the border of a future cell: x - y >= 1 (column > row)
         assert x - y >= 1 - 1e-9 and -0.5 <= x <= T - 0.5 and -0.5 <= y <= T - 0.5
@@ -426,7 +426,7 @@ def test_grid_cells_give_back_every_thousandth_exactly():
         for i in range(peaks):
             z[i % 7] = 0.0
             z[i % 7, (2 * i) % 9] = 0.9                                # a sharp row: one cell above 0.255
-        want = np.rint(z * plots.GRID_UNITS).astype(int)
+        want = np.rint(z * figure.GRID_UNITS).astype(int)
         traces = plots.grid_cells(z, None)
         assert traces[0]["z"].dtype == np.uint8 and (len(traces) == 1) == (want.max() <= 255)
         got = traces[0]["z"].astype(int).copy()

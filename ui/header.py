@@ -11,7 +11,7 @@ import gradio as gr
 
 from transformer import examples
 from transformer.config import (TEXTBOX_MAX_CHARS, ModelConfig)
-from transformer.viz.plots import COLORSCALES, DEFAULT_SCALE
+from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE
 from transformer.viz.report import build_report, report_filename
 from .page import look_of, safe_view
 from .reports import report_folder

@@ -18,7 +18,7 @@ from transformer.draw_cache import DrawCache
 from transformer.replay import Replay
 from transformer.translator import Translator, clean_text
 from transformer.viz import views
-from transformer.viz.plots import COLORSCALES, DEFAULT_SCALE, empty_figure
+from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure
 
 
 log = logging.getLogger("app")

@@ -9,7 +9,7 @@ from typing import Optional
 import numpy as np
 
 from ..replay import Replay
-from . import plots
+from . import figure, plots
 from .views import AXIS_TITLES, KIND_TITLES, Look, clamp, head_choice
 
 
@@ -78,14 +78,14 @@ def loss_curve(replay: Replay, example: int, point: int, look: Look):
     layout = dict(xaxis=dict(type="log", dtick=1, title=dict(text="training step (log scale)")),   # 10, 100, 1000…
                   yaxis=dict(title=dict(text="cross-entropy"), rangemode="tozero"),
                   legend=dict(orientation="h", y=-0.3), shapes=shapes)
-    return plots._fast_figure(data, layout, look.dark, look.font, 320 + 4 * look.font, "Loss as training went on")
+    return figure.fast_figure(data, layout, look.dark, look.font, 320 + 4 * look.font, "Loss as training went on")
 
 
 def learning_view(replay: Optional[Replay], example: int, point: int, kind: str, layer: int, head, look: Look):
     """Info HTML, attention figure and loss figure; `point` is 1-based (the slider)."""
     if replay is None or not replay.points:
         msg = "This checkpoint has no training replay (replay.npz): train with python -m transformer.cli.train."
-        return f"<div class='note'>{msg}</div>", plots.empty_figure(msg, look.dark), plots.empty_figure("", look.dark)
+        return f"<div class='note'>{msg}</div>", figure.empty_figure(msg, look.dark), figure.empty_figure("", look.dark)
     example = clamp(example, 0, len(replay.examples) - 1)
     point = clamp(point, 1, len(replay.points)) - 1
     return (replay_info_html(replay, example, point), replay_attention(replay, example, point, kind, layer, head, look),

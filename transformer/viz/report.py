@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 from ..config import PE_DEFAULT_DIMS, REPORT_TOP_CANDIDATES
 from ..trace import KINDS, TranslationTrace
-from . import views
+from . import figure, views
 from .views import KIND_TITLES
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#111;background:#fff}
@@ -51,8 +51,8 @@ def _steps_section(trace: TranslationTrace, look: views.Look, fig: _Figures) -> 
     parts = ["<h2>Greedy decoding, step by step</h2><table><tr><th>step</th><th>chosen</th><th>p</th>"
              "<th>top candidates</th></tr>"]
     for s in trace.steps:
-        cands = ", ".join(f"{e(views.plots.shown_piece(p))} {q:.1%}" for p, q in zip(s.topk_pieces[:n], s.topk_probs[:n]))
-        parts.append(f"<tr><td>{s.index + 1}</td><td>{e(views.plots.shown_piece(s.piece))}</td><td>{s.prob:.1%}</td>"
+        cands = ", ".join(f"{e(figure.shown_piece(p))} {q:.1%}" for p, q in zip(s.topk_pieces[:n], s.topk_probs[:n]))
+        parts.append(f"<tr><td>{s.index + 1}</td><td>{e(figure.shown_piece(s.piece))}</td><td>{s.prob:.1%}</td>"
                      f"<td>{cands}</td></tr>")
     parts.append("</table>")
     parts.append(fig(views.cross_steps_figure(trace, len(trace.steps), L, "mean", look)))

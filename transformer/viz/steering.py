@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from ..pieces import detokenize
 from ..steering import NORMALISATION_NOTE, BeamResult, ForcedResult
 from ..trace import TranslationTrace
-from .plots import _f32, _fast_figure, _ticks, esc, esc_all
+from .figure import f32, fast_figure, ticks, esc, esc_all
 
 RANK_COLOURS = (("#0072B2", "the model's top choice"), ("#E69F00", "rank 2-5"), ("#D55E00", "rank 6 or worse"))
 BEAM_COLOURS = {"kept": "#0072B2", "finished": "#009E73", "pruned": "#999999", "final": "#E69F00"}
@@ -36,15 +36,15 @@ def forced_figure(pieces: Sequence[str], probs: Sequence[float], ranks: Sequence
     above any piece that is not the model's top choice, the top choice on hover."""
     labels, tops = esc_all(pieces), esc_all(top_pieces)
     ce = [f"{-math.log(max(p, 1e-30)):.2f}" for p in probs]
-    bar = dict(type="bar", x=list(range(len(labels))), y=_f32(probs, 4),
+    bar = dict(type="bar", x=list(range(len(labels))), y=f32(probs, 4),
                marker=dict(color=[rank_colour(r) for r in ranks]),
                text=["" if r == 1 else f"#{r}" for r in ranks], textposition="outside", cliponaxis=False,
                customdata=[[labels[i], ranks[i], tops[i], ce[i]] for i in range(len(labels))],
                hovertemplate="%{customdata[0]}: p = %{y:.2%}, rank %{customdata[1]}<br>model's top choice: "
                              "%{customdata[2]}<br>cross-entropy %{customdata[3]} nats<extra></extra>")
-    layout = dict(xaxis=dict(title=dict(text="your French, piece by piece (&lt;/s&gt; last)"), tickangle=-45, **_ticks(pieces)),
+    layout = dict(xaxis=dict(title=dict(text="your French, piece by piece (&lt;/s&gt; last)"), tickangle=-45, **ticks(pieces)),
                   yaxis=dict(title=dict(text="probability"), range=[0, 1.12], tickformat=".0%"), showlegend=False)
-    return _fast_figure([bar], layout, dark, font_size, 400, title)
+    return fast_figure([bar], layout, dark, font_size, 400, title)
 
 
 def rank_chips(result: ForcedResult) -> str:
@@ -144,7 +144,7 @@ def beam_tree_figure(result: BeamResult, dark: bool = False, font_size: int = 14
                   yaxis=dict(title=dict(text="candidates (best score on top)"), showticklabels=False, zeroline=False),
                   legend=dict(orientation="h", y=-0.15))
     title = f"Beam search, width {result.beam}: {len(result.nodes)} candidates weighed"
-    return _fast_figure(data, layout, dark, font_size, int(min(1000, 260 + 2.6 * font_size * n_rows)), title)
+    return fast_figure(data, layout, dark, font_size, int(min(1000, 260 + 2.6 * font_size * n_rows)), title)
 
 
 def beam_html(result: BeamResult, greedy: Optional[str] = None) -> str:

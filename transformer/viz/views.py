@@ -18,7 +18,7 @@ from ..positional import sinusoidal_encoding
 from .. import examples
 from ..doubt import UNSURE_PIECE_P
 from ..trace import AttentionKind, AttentionMaps, TranslationTrace
-from . import analysis, plots
+from . import analysis, figure, plots, positional_plots
 
 KIND_TITLES = {
     "encoder": "Encoder self-attention",
@@ -36,7 +36,7 @@ AXIS_TITLES = {   # (query axis, key axis)
 class Look:
     dark: bool = False
     large: bool = False            # presenter mode: larger type everywhere
-    colorscale: str = plots.DEFAULT_SCALE
+    colorscale: str = figure.DEFAULT_SCALE
 
     @property
     def font(self) -> int:
@@ -45,7 +45,7 @@ class Look:
 
 def query_labels(trace: TranslationTrace, maps: AttentionMaps) -> list[str]:
     """Row labels: the query pieces; for cross-attention, the piece each step produced ("→ chat")."""
-    return [f"→ {plots.shown_piece(p)}" for p in trace.tgt_pieces] if maps.kind == "cross" else maps.queries
+    return [f"→ {figure.shown_piece(p)}" for p in trace.tgt_pieces] if maps.kind == "cross" else maps.queries
 
 
 def clamp(value, lo: int, hi: int) -> int:
@@ -65,7 +65,7 @@ def n_steps(trace: Optional[TranslationTrace]) -> int:
 
 def chips(pieces, cls: str) -> str:
     """Pieces as HTML chips (escaped: markup in the input is shown as text)."""
-    return "".join(f'<span class="piece {cls}">{html.escape(plots.shown_piece(p))}</span>' for p in pieces)
+    return "".join(f'<span class="piece {cls}">{html.escape(figure.shown_piece(p))}</span>' for p in pieces)
 
 
 def source_chips(trace: TranslationTrace) -> tuple[str, list[tuple[str, int]]]:
@@ -79,10 +79,10 @@ def source_chips(trace: TranslationTrace) -> tuple[str, list[tuple[str, int]]]:
         if c < RARE_PIECE_COUNT and p != EOS_PIECE:
             rare.append((p, c))
             out.append(f'<span class="piece src rare" title="seen {c} times in training">'
-                       f'{html.escape(plots.shown_piece(p))}<sup>{c}</sup></span>')
+                       f'{html.escape(figure.shown_piece(p))}<sup>{c}</sup></span>')
         else:
             out.append(f'<span class="piece src" title="seen {c:,} times in training">'
-                       f'{html.escape(plots.shown_piece(p))}</span>')
+                       f'{html.escape(figure.shown_piece(p))}</span>')
     return "".join(out), rare
 
 
@@ -99,14 +99,14 @@ def target_chips(trace: TranslationTrace) -> str:
     """Target pieces as chips with their probability on hover; the unsure ones (doubt.py) marked."""
     unsure = {i for i, _, _ in trace.confidence.unsure}
     return "".join(f'<span class="piece tgt{" unsure" if i in unsure else ""}" title="p = {s.prob:.1%}">'
-                   f'{html.escape(plots.shown_piece(s.piece))}</span>' for i, s in enumerate(trace.steps))
+                   f'{html.escape(figure.shown_piece(s.piece))}</span>' for i, s in enumerate(trace.steps))
 
 
 def confidence_line(trace: TranslationTrace) -> str:
     """One line on how sure the model was: the geometric mean of the chosen pieces' probabilities and
     the least likely pieces."""
     conf = trace.confidence
-    least = ", ".join(f"{html.escape(plots.shown_piece(p))} ({prob:.0%})" for _, p, prob in conf.unsure[:3])
+    least = ", ".join(f"{html.escape(figure.shown_piece(p))} ({prob:.0%})" for _, p, prob in conf.unsure[:3])
     return (f'<div class="confidence"><b>Confidence</b>: the chosen pieces have a mean probability of '
             f'{conf.mean_prob:.0%} (geometric mean; mean log-probability {conf.mean_logprob:.2f})'
             + (f'; least sure, marked: {least}' if least else '; every piece above '
@@ -150,7 +150,7 @@ def prefix_chips(prefix: list[str], shown: int = PREFIX_SHOWN_PIECES) -> str:
         return "<i>(nothing yet)</i>"
     if len(prefix) <= shown:
         return chips(prefix, "tgt")
-    full = html.escape(" ".join(plots.shown_piece(p) for p in prefix), quote=True)
+    full = html.escape(" ".join(figure.shown_piece(p) for p in prefix), quote=True)
     return (f'<span class="piece" title="{full}">… {len(prefix) - shown} earlier</span>'
             + chips(prefix[-shown:], "tgt"))
 
@@ -162,7 +162,7 @@ def step_info_html(trace: TranslationTrace, step: int) -> str:
     prefix_html = prefix_chips(prefix)
     return (f'<div class="stepinfo"><div><b>Step {step} of {n_steps(trace)}</b> · decoder input so far: '
             f'<span class="piece">{html.escape(bos)}</span>{prefix_html}</div>'
-            f'<div>chosen token: <span class="piece chosen">{html.escape(plots.shown_piece(s.piece))}</span> '
+            f'<div>chosen token: <span class="piece chosen">{html.escape(figure.shown_piece(s.piece))}</span> '
             f'with p = {s.prob:.1%}</div>'
             f'<div>French so far: <b>{html.escape(detokenize(trace.tgt_pieces[:step]))}</b></div></div>')
 
@@ -266,10 +266,10 @@ def positional_views(trace: Optional[TranslationTrace], d_model: int, dims, look
                      max_pos: int = PE_MIN_POSITIONS):
     n = len(trace.src_pieces) if trace is not None else 0
     pe = sinusoidal_encoding(max(max_pos, n + 4), d_model)
-    return (plots.positional_heatmap(pe, n, dark=look.dark, font_size=look.font),
-            plots.positional_curves(pe, parse_dims(dims), n, look.dark, look.font,
+    return (positional_plots.positional_heatmap(pe, n, dark=look.dark, font_size=look.font),
+            positional_plots.positional_curves(pe, parse_dims(dims), n, look.dark, look.font,
                                     between=sinusoidal_encoding(0, d_model, np.arange(0, len(pe) - 1 + 1e-9, 0.5))),
-            plots.positional_similarity(pe, n, look.dark, look.font))
+            positional_plots.positional_similarity(pe, n, look.dark, look.font))
 
 
 def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, query: int, unscaled: bool,
@@ -286,7 +286,7 @@ def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, 
     qi = clamp(query, 1, len(q)) - 1
     sm_s, sm_u = steps.softmax[qi], steps.softmax_unscaled[qi]
     row = plots.softmax_temperature_figure(steps.scaled[qi], sm_u, sm_s, k,
-                                           f"Query {qi + 1} ({plots.esc(q[qi])}): scaling keeps the softmax from saturating",
+                                           f"Query {qi + 1} ({figure.esc(q[qi])}): scaling keeps the softmax from saturating",
                                            look.dark, look.font)
     text = (f"For this query the largest weight is {sm_s.max():.2f} with scaling and {sm_u.max():.2f} without; "
             f"entropy {float(analysis.row_entropy(sm_s)):.2f} vs {float(analysis.row_entropy(sm_u)):.2f} nats. "

@@ -11,7 +11,7 @@ from scipy.stats import spearmanr
 
 from ..config import HEAD_COLORS, LINES_MIN_WEIGHT
 from ..why import METHOD_TITLES, Attribution, HeadVectors, InputParts
-from . import plots
+from . import figure, plots
 
 ROW_PX, COL_GAP = 24, 260    # the lines view: row height and the distance between the two columns
 
@@ -87,7 +87,7 @@ def agreement(attr: Attribution, cross_layer: np.ndarray) -> tuple[np.ndarray, n
 def attribution_heatmap(attr: Attribution, dark: bool, font_size: int):
     m = float(np.abs(attr.scores).max(initial=0.0)) or 1.0
     title = f"{METHOD_TITLES[attr.method]} (red: raises p, blue: lowers it) · gap {attr.relative_gap:.1%}"
-    return plots.attention_heatmap(attr.scores, [f"→ {plots.shown_piece(p)}" for p in attr.tgt_pieces], attr.src_pieces, title,
+    return plots.attention_heatmap(attr.scores, [f"→ {figure.shown_piece(p)}" for p in attr.tgt_pieces], attr.src_pieces, title,
                                    zmin=-m, zmax=m, colorscale="RdBu", dark=dark, font_size=font_size,
                                    value_name="attribution", xaxis_title="source piece",
                                    yaxis_title="step → piece produced")
@@ -95,14 +95,14 @@ def attribution_heatmap(attr: Attribution, dark: bool, font_size: int):
 
 def agreement_figure(attr: Attribution, cross_layer: np.ndarray, layer: int, dark: bool, font_size: int):
     mean, best, h = agreement(attr, cross_layer)
-    x = [f"{t + 1}: {plots.esc(p)}" for t, p in enumerate(attr.tgt_pieces)]
+    x = [f"{t + 1}: {figure.esc(p)}" for t, p in enumerate(attr.tgt_pieces)]
     data = [dict(type="scatter", mode="lines+markers", x=x, y=np.nan_to_num(r, nan=0.0).round(3).tolist(), name=name)
             for r, name in ((mean, f"mean over heads, layer {layer}"), (best, f"best head ({h + 1}), layer {layer}"))]
     layout = dict(yaxis=dict(title=dict(text="Spearman ρ with |attribution|"), range=[-1.05, 1.05]),
                   xaxis=dict(title=dict(text="target step"), tickangle=-45), legend=dict(orientation="h", y=-0.35))
     title = (f"Rank agreement with |{METHOD_TITLES[attr.method]}|: mean ρ {np.nanmean(mean):.2f} (heads' mean), "
              f"{np.nanmean(best):.2f} (best head)")
-    return plots._fast_figure(data, layout, dark, font_size, 420, title)
+    return figure.fast_figure(data, layout, dark, font_size, 420, title)
 
 
 # ---------------------------------------------------------------- the vectors behind one score
@@ -112,14 +112,14 @@ def vectors_figure(hv: HeadVectors, qi: int, kj: int, dark: bool, font_size: int
     prod = q * k
     d = list(range(len(q)))
     data = [dict(type="bar", x=d, y=v.round(4).tolist(), name=name, marker=dict(color=c))
-            for v, name, c in ((q, f"query q ({plots.esc(hv.queries[qi])})", "#0072B2"),
-                               (k, f"key k ({plots.esc(hv.keys[kj])})", "#E69F00"), (prod, "q ⊙ k", "#009E73"))]
+            for v, name, c in ((q, f"query q ({figure.esc(hv.queries[qi])})", "#0072B2"),
+                               (k, f"key k ({figure.esc(hv.keys[kj])})", "#E69F00"), (prod, "q ⊙ k", "#009E73"))]
     s = float(prod.sum())
     title = (f"{hv.kind} layer {hv.layer}, head {hv.head}: q·k = Σ (q ⊙ k) = {s:.3f}; "
              f"÷√d_k = {s / np.sqrt(len(q)):.3f} (the score in Inside one head)")
     layout = dict(barmode="group", xaxis=dict(title=dict(text=f"dimension of the head (d_k = {len(q)})")),
                   legend=dict(orientation="h", y=-0.25))
-    return plots._fast_figure(data, layout, dark, font_size, 420, title)
+    return figure.fast_figure(data, layout, dark, font_size, 420, title)
 
 
 def input_figure(parts: InputParts, i: int, dark: bool, font_size: int):
@@ -128,8 +128,8 @@ def input_figure(parts: InputParts, i: int, dark: bool, font_size: int):
             for v, name in ((parts.token[i], "embedding × √d_model"), (parts.position[i], f"positional encoding (pos {i})"),
                             (parts.total[i], "sum: input to layer 1"))]
     layout = dict(xaxis=dict(title=dict(text="dimension (d_model)")), legend=dict(orientation="h", y=-0.25))
-    return plots._fast_figure(data, layout, dark, font_size, 380,
-                              f"The model's input for '{plots.esc(parts.pieces[i])}' (position {i})")
+    return figure.fast_figure(data, layout, dark, font_size, 380,
+                              f"The model's input for '{figure.esc(parts.pieces[i])}' (position {i})")
 
 
 # ---------------------------------------------------------------- the KV cache
@@ -172,7 +172,7 @@ def attribution_views(trace, attrs: Sequence[Attribution], layer: int, look):
     cross = trace.cross.probs[min(max(layer, 1), trace.cross.layers) - 1]          # (heads, T, S)
     font = look.font
     heat = lambda m: (attribution_heatmap(by[m], look.dark, font) if m in by
-                      else plots.empty_figure("Not computed (method above).", look.dark))
+                      else figure.empty_figure("Not computed (method above).", look.dark))
     cross_fig = plots.attention_heatmap(cross.mean(0), [f"→ {p}" for p in trace.tgt_pieces], trace.src_pieces,
                                         f"Cross-attention, layer {layer}, mean over heads", colorscale=look.colorscale,
                                         dark=look.dark, font_size=font, xaxis_title="source piece",

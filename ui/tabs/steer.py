@@ -11,7 +11,7 @@ from transformer.config import (BEAM_DEFAULT, BEAM_MAX,
 from transformer.translator import Translator
 from transformer.viz import views
 from transformer.viz import steering as steer_views
-from transformer.viz.plots import empty_figure
+from transformer.viz.figure import empty_figure
 from ..page import (Page, TabView, greedy_of, log, look_of,
                     safe_view, slider_update)
 

@@ -13,7 +13,7 @@ from transformer.model.transformer import Transformer
 from transformer.translator import Translator
 from transformer.viz import views
 from transformer.viz import why as why_views
-from transformer.viz.plots import empty_figure
+from transformer.viz.figure import empty_figure
 from transformer.why import METHODS
 from ..page import (KIND_CHOICES, NO_TRACE, Fit, Page, TabView, code_panel, look_of,
                     no_trace, one_head_row, safe_view, slider_update)
