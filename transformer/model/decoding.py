@@ -77,37 +77,43 @@ def greedy_decode(
     return out
 
 
-class DecoderAttentionRecorder:
-    """Collects the decoder's attention, one query row per step, into (layers, heads, T, keys) arrays.
-    Decoder self-attention rows are written into a (T, T) matrix: future probabilities stay 0, future
-    scores come from one pass over the whole prefix at the end (``add_future_scores``)."""
+class AttentionRecorder:
+    """The decoder's attention of a batch, step by step: one numpy copy per layer and step of the whole
+    batch's query rows, cut per sentence at the end (``maps``) to what that sentence computed. Decoder
+    self-attention rows go into a (T, T) matrix: future probabilities stay 0, and the future cells' scores
+    (which the KV cache never computes) come from one teacher-forced pass at the end (``add_future_scores``)."""
 
-    def __init__(self, layers: int, heads: int, max_steps: int, src_len: int) -> None:
-        self.self_p = np.zeros((layers, heads, max_steps, max_steps), np.float32)
-        self.self_s = np.full((layers, heads, max_steps, max_steps), np.nan, np.float32)
-        self.cross_p = np.zeros((layers, heads, max_steps, src_len), np.float32)
-        self.cross_s = np.zeros((layers, heads, max_steps, src_len), np.float32)
+    def __init__(self) -> None:
+        self.rows: list[list[tuple[np.ndarray, ...]]] = []     # [step][layer] -> (self_p, self_s, cross_p, cross_s)
+        self.full: Optional[list[np.ndarray]] = None            # [layer] -> (B, H, T, T) scores of a whole-prefix pass
 
-    def add(self, t: int, dec: DecoderOutput) -> None:
-        row = lambda x: x[0, :, 0].float().cpu().numpy()                  # (1, H, 1, keys) -> (H, keys)
-        for li, (sw, cw) in enumerate(zip(dec.self_attentions, dec.cross_attentions)):
-            self.self_p[li, :, t, : t + 1], self.self_s[li, :, t, : t + 1] = row(sw.probs), row(sw.scores)
-            self.cross_p[li, :, t], self.cross_s[li, :, t] = row(cw.probs), row(cw.scores)
+    def add(self, dec: DecoderOutput) -> None:
+        row = lambda x: x[:, :, 0].float().cpu().numpy()                  # (B, H, 1, keys) -> (B, H, keys)
+        self.rows.append([(row(sw.probs), row(sw.scores), row(cw.probs), row(cw.scores))
+                          for sw, cw in zip(dec.self_attentions, dec.cross_attentions)])
 
     def add_future_scores(self, dec: DecoderOutput) -> None:
-        """The scores of the future cells (which the cache never computes) from a pass over the whole prefix."""
-        T = dec.self_attentions[0].scores.shape[-1]
-        future = np.triu(np.ones((T, T), dtype=bool), 1)
-        for li, sw in enumerate(dec.self_attentions):
-            full = sw.scores[0].float().cpu().numpy()                     # (H, T, T)
-            self.self_s[li, :, :T, :T] = np.where(future, full, self.self_s[li, :, :T, :T])
+        """Decoder self-attention scores of a teacher-forced pass over every sentence's prefix (padded at the
+        end: a query never sees a later key before the mask, so padding changes none of a sentence's cells)."""
+        self.full = [sw.scores.float().cpu().numpy() for sw in dec.self_attentions]
 
-    def maps(self, T: int, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
-        decoder = AttentionMaps("decoder", self.self_p[:, :, :T, :T].copy(), self.self_s[:, :, :T, :T].copy(),
-                                tgt_in, tgt_in)
-        cross = AttentionMaps("cross", self.cross_p[:, :, :T].copy(), self.cross_s[:, :, :T].copy(), tgt_in,
-                              src_pieces)
-        return decoder, cross
+    def maps(self, b: int, T: int, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
+        """Sentence b's decoder and cross-attention maps over its T steps (its padded keys dropped)."""
+        L = len(self.rows[0]) if self.rows else 0
+        H = self.rows[0][0][0].shape[1] if self.rows else 0
+        S = len(src_pieces)
+        self_p, self_s = np.zeros((L, H, T, T), np.float32), np.full((L, H, T, T), np.nan, np.float32)
+        cross_p, cross_s = np.zeros((L, H, T, S), np.float32), np.zeros((L, H, T, S), np.float32)
+        for t in range(T):
+            for li, (sp, ss, cp, cs) in enumerate(self.rows[t]):
+                self_p[li, :, t, : t + 1], self_s[li, :, t, : t + 1] = sp[b, :, : t + 1], ss[b, :, : t + 1]
+                cross_p[li, :, t], cross_s[li, :, t] = cp[b, :, :S], cs[b, :, :S]
+        if self.full is not None and T > 1:
+            future = np.triu(np.ones((T, T), dtype=bool), 1)
+            for li, full in enumerate(self.full):
+                self_s[li] = np.where(future, full[b, :, :T, :T], self_s[li])
+        return (AttentionMaps("decoder", self_p, self_s, tgt_in, tgt_in),
+                AttentionMaps("cross", cross_p, cross_s, tgt_in, src_pieces))
 
 
 def encoder_maps(weights: list[AttentionWeights], src_pieces: list[str], b: int = 0) -> AttentionMaps:
@@ -117,95 +123,24 @@ def encoder_maps(weights: list[AttentionWeights], src_pieces: list[str], b: int 
     return AttentionMaps("encoder", stack("probs"), stack("scores"), src_pieces, src_pieces)
 
 
-@torch.inference_mode()
-def trace_greedy(
-    model: Transformer,
-    vocab: Vocabulary,
-    source: Source,                    # source.ids end in EOS
-    max_new_tokens: Optional[int] = None,
-    top_k: int = TOP_K,
-    deadline_s: Optional[float] = None,
-    forced: Optional[dict[int, int]] = None,
-) -> TranslationTrace:
-    """Greedy decoding of one sentence, with the KV cache, recording every attention map and
-    the top-k candidates of every step. Stops at </s>, the output length limit or the deadline.
-    ``forced={step: token_id}`` (0-based steps) feeds those pieces instead of the model's choices at
-    those steps, and decoding goes on greedily after them: a "what if" branch (model/search.py)."""
-    t0 = time.perf_counter()
-    cfg = model.cfg
-    device = next(model.parameters()).device
-    src = torch.as_tensor([source.ids], dtype=torch.long, device=device)
-    n_max = output_limit(model, src.size(1), max_new_tokens)
-    enc = model.encode(src, output_attentions=True)
-    cache = model.new_cache(enc)
-    recorder = DecoderAttentionRecorder(cfg.n_decoder_layers, cfg.n_heads, n_max, src.size(1))
-    steps: list[Step] = []
-    prefix = vocab.pieces([cfg.bos_id])           # the decoder's input so far: <s> y1 ... y_t
-    stop: StopReason = "length"
-    t_start = time.perf_counter()
-    for t in range(n_max):
-        if deadline_s is not None and time.perf_counter() - t_start > deadline_s:
-            stop = "time"
-            break
-        token = cfg.bos_id if t == 0 else steps[-1].token_id
-        dec = model.decode(torch.tensor([[token]], device=device), enc, cache=cache, output_attentions=True)
-        recorder.add(t, dec)
-        probs = torch.softmax(dec.logits[0, -1].float(), dim=-1)
-        top_p, top_i = probs.topk(min(top_k, probs.numel()))
-        ids = top_i.tolist()
-        pieces = vocab.pieces(ids)
-        if forced and t in forced:
-            tok = forced[t]
-            steps.append(Step(t, prefix, tok, vocab.pieces([tok])[0], float(probs[tok]), ids, pieces, top_p.tolist()))
-        else:
-            steps.append(Step(t, prefix, ids[0], pieces[0], float(top_p[0]), ids, pieces, top_p.tolist()))
-        if steps[-1].token_id == cfg.eos_id:
-            stop = "end"
-            break
-        prefix = prefix + [steps[-1].piece]
+def make_trace(vocab: Vocabulary, source: Source, steps: list[Step], stop: StopReason, encoder: AttentionMaps,
+               decoder: AttentionMaps, cross: AttentionMaps, d_head: int, device: str, seconds: float,
+               deadline_s: Optional[float] = None) -> TranslationTrace:
+    """The one place a TranslationTrace is made: the target is what the steps chose."""
     tgt_ids = [s.token_id for s in steps]
-    if len(steps) > 1:   # one teacher-forced pass: the full QKᵀ of decoder self-attention, future cells included
-        tgt_in = torch.tensor([[cfg.bos_id] + tgt_ids[:-1]], device=device)
-        recorder.add_future_scores(model.decode(tgt_in, enc, output_attentions=True))
-    decoder, cross = recorder.maps(len(steps), steps[-1].prefix if steps else [], source.pieces)
     return TranslationTrace(
         source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],
-        steps=steps, encoder=encoder_maps(enc.attentions, source.pieces), decoder=decoder, cross=cross,
-        d_head=cfg.d_head, stop=stop, deadline_s=deadline_s, device=str(device), seconds=time.perf_counter() - t0)
+        steps=steps, encoder=encoder, decoder=decoder, cross=cross, d_head=d_head, stop=stop, deadline_s=deadline_s,
+        device=device, seconds=seconds)
 
 
-class BatchAttentionRecorder:
-    """The decoder's attention of a batch, step by step: one numpy copy per layer and step of the
-    whole batch's rows, cut per sentence at the end (``maps``) to what that sentence computed."""
-
-    def __init__(self) -> None:
-        self.rows: list[list[tuple[np.ndarray, ...]]] = []     # [step][layer] -> (self_p, self_s, cross_p, cross_s)
-        self.full: Optional[list[np.ndarray]] = None            # [layer] -> (B, H, T, T) scores of a whole-prefix pass
-
-    def add_future_scores(self, dec: DecoderOutput) -> None:
-        """Decoder self-attention scores of a teacher-forced pass over every sentence's prefix (padded at the
-        end: a query never sees a later key before the mask, so padding changes none of a sentence's cells)."""
-        self.full = [sw.scores.float().cpu().numpy() for sw in dec.self_attentions]
-
-    def add(self, dec: DecoderOutput) -> None:
-        row = lambda x: x[:, :, 0].float().cpu().numpy()                  # (B, H, 1, keys) -> (B, H, keys)
-        self.rows.append([(row(sw.probs), row(sw.scores), row(cw.probs), row(cw.scores))
-                          for sw, cw in zip(dec.self_attentions, dec.cross_attentions)])
-
-    def maps(self, b: int, T: int, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
-        """Sentence b's decoder and cross-attention maps over its T steps (its padded keys dropped)."""
-        single = DecoderAttentionRecorder(len(self.rows[0]) if self.rows else 0,
-                                          self.rows[0][0][0].shape[1] if self.rows else 0, T, len(src_pieces))
-        S = len(src_pieces)
-        for t in range(T):
-            for li, (sp, ss, cp, cs) in enumerate(self.rows[t]):
-                single.self_p[li, :, t, : t + 1], single.self_s[li, :, t, : t + 1] = sp[b], ss[b]
-                single.cross_p[li, :, t], single.cross_s[li, :, t] = cp[b, :, :S], cs[b, :, :S]
-        if self.full is not None and T > 1:
-            future = np.triu(np.ones((T, T), dtype=bool), 1)
-            for li, full in enumerate(self.full):
-                single.self_s[li, :, :T, :T] = np.where(future, full[b, :, :T, :T], single.self_s[li, :, :T, :T])
-        return single.maps(T, tgt_in, src_pieces)
+def trace_greedy(model: Transformer, vocab: Vocabulary, source: Source, max_new_tokens: Optional[int] = None,
+                 top_k: int = TOP_K, deadline_s: Optional[float] = None,
+                 forced: Optional[dict[int, int]] = None) -> TranslationTrace:
+    """Greedy decoding of one sentence (``trace_greedy_batch`` with a batch of one). ``forced={step: token_id}``
+    (0-based steps) feeds those pieces instead of the model's choices at those steps, and decoding goes on
+    greedily after them: a "what if" branch (model/search.py)."""
+    return trace_greedy_batch(model, vocab, [source], max_new_tokens, top_k, deadline_s, [forced])[0]
 
 
 @torch.inference_mode()
@@ -216,20 +151,21 @@ def trace_greedy_batch(
     max_new_tokens: Optional[int] = None,
     top_k: int = TOP_K,
     deadline_s: Optional[float] = None,
+    forced: Optional[Sequence[Optional[dict[int, int]]]] = None,
 ) -> list[TranslationTrace]:
-    """``trace_greedy`` for several sentences decoded together (right-padded, one decoder call per
-    step for the whole batch): for every sentence, the same steps, pieces and attention maps as
-    ``trace_greedy`` alone gives (tests/test_batch_trace.py checks it). One sentence goes to
-    ``trace_greedy`` itself. A sentence's own output limit and </s> end its trace; the batch runs
-    until every sentence has ended, or the deadline (which then ends every unfinished one)."""
-    if len(sources) == 1:
-        return [trace_greedy(model, vocab, sources[0], max_new_tokens, top_k, deadline_s)]
+    """The traced decoding loop: greedy decoding with the KV cache of one sentence or several (right-padded,
+    one decoder call per step for the whole batch), recording every attention map and the top-k candidates
+    of every step. A sentence's own output limit and </s> end its trace; the batch runs until every
+    sentence has ended, or the deadline (which then ends every unfinished one). A sentence decoded in a
+    batch gets the same steps, pieces and maps as alone (tests/test_batch_trace.py). ``forced[b]``:
+    ``{step: token_id}`` pieces that sentence b takes instead of the model's choice (see ``trace_greedy``)."""
     t0 = time.perf_counter()
     cfg, device = model.cfg, next(model.parameters()).device
+    forced = list(forced) if forced is not None else [None] * len(sources)
     src = pad_batch([s.ids for s in sources], cfg.pad_id, device)
     limits = [output_limit(model, len(s.ids), max_new_tokens) for s in sources]
     enc = model.encode(src, output_attentions=True)
-    cache, recorder = model.new_cache(enc), BatchAttentionRecorder()
+    cache, recorder = model.new_cache(enc), AttentionRecorder()
     steps: list[list[Step]] = [[] for _ in sources]
     stops: list[Optional[StopReason]] = [None] * len(sources)
     prefixes = [vocab.pieces([cfg.bos_id]) for _ in sources]
@@ -241,35 +177,30 @@ def trace_greedy_batch(
             break
         dec = model.decode(torch.tensor(tokens, device=device)[:, None], enc, cache=cache, output_attentions=True)
         recorder.add(dec)
-        top_p, top_i = torch.softmax(dec.logits[:, -1].float(), dim=-1).topk(min(top_k, dec.logits.size(-1)))
+        probs = torch.softmax(dec.logits[:, -1].float(), dim=-1)                  # (B, vocab)
+        top_p, top_i = probs.topk(min(top_k, probs.size(-1)))
         for b, (ps, ids) in enumerate(zip(top_p.tolist(), top_i.tolist())):
             if stops[b] is not None:
                 tokens[b] = cfg.pad_id
                 continue
             pieces = vocab.pieces(ids)
-            steps[b].append(Step(t, prefixes[b], ids[0], pieces[0], ps[0], ids, pieces, ps))
-            tokens[b], prefixes[b] = ids[0], prefixes[b] + pieces[:1]
-            stops[b] = "end" if ids[0] == cfg.eos_id else ("length" if t + 1 >= limits[b] else None)
+            tok = forced[b][t] if forced[b] and t in forced[b] else ids[0]
+            piece, p = (pieces[0], ps[0]) if tok == ids[0] else (vocab.pieces([tok])[0], float(probs[b, tok]))
+            steps[b].append(Step(t, prefixes[b], tok, piece, p, ids, pieces, ps))
+            tokens[b], prefixes[b] = tok, prefixes[b] + [piece]
+            stops[b] = "end" if tok == cfg.eos_id else ("length" if t + 1 >= limits[b] else None)
         if all(s is not None for s in stops):
             break
-    if any(len(s) > 1 for s in steps):   # as trace_greedy: the full QKᵀ of decoder self-attention, future included
+    if any(len(s) > 1 for s in steps):   # one teacher-forced pass: the full QKᵀ of decoder self-attention
         tgt_in = pad_batch([[cfg.bos_id] + [st.token_id for st in s][:-1] for s in steps], cfg.pad_id, device)
         recorder.add_future_scores(model.decode(tgt_in, enc, output_attentions=True))
     seconds = time.perf_counter() - t0
-    return [_batch_member(vocab, sources[b], steps[b], stops[b] or "length", recorder, enc, b, cfg.d_head,
-                          deadline_s, str(device), seconds) for b in range(len(sources))]
-
-
-def _batch_member(vocab: Vocabulary, source: Source, steps: list[Step], stop: StopReason,
-                  recorder: BatchAttentionRecorder, enc, b: int, d_head: int, deadline_s: Optional[float],
-                  device: str, seconds: float) -> TranslationTrace:
-    """Sentence b's trace, cut out of the batch."""
-    tgt_ids = [s.token_id for s in steps]
-    decoder, cross = recorder.maps(b, len(steps), steps[-1].prefix if steps else [], source.pieces)
-    return TranslationTrace(
-        source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],
-        steps=steps, encoder=encoder_maps(enc.attentions, source.pieces, b), decoder=decoder,
-        cross=cross, d_head=d_head, stop=stop, deadline_s=deadline_s, device=device, seconds=seconds)
+    traces = []
+    for b, source in enumerate(sources):
+        decoder, cross = recorder.maps(b, len(steps[b]), steps[b][-1].prefix if steps[b] else [], source.pieces)
+        traces.append(make_trace(vocab, source, steps[b], stops[b] or "length", encoder_maps(enc.attentions,
+                                 source.pieces, b), decoder, cross, cfg.d_head, str(device), seconds, deadline_s))
+    return traces
 
 
 @torch.inference_mode()

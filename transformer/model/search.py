@@ -22,7 +22,7 @@ from ..config import BEAM_ALPHA, TOP_K
 from ..steering import BeamHypothesis, BeamNode, BeamResult, ForcedPiece, ForcedResult, length_penalty
 from ..trace import AttentionMaps, Source, Step, TranslationTrace
 from .attention import KVCache
-from .decoding import Vocabulary, encoder_maps, output_limit, trace_greedy
+from .decoding import Vocabulary, encoder_maps, make_trace, output_limit, trace_greedy
 from .transformer import DecoderCache, Transformer
 
 
@@ -66,10 +66,8 @@ def forced_pass(model: Transformer, vocab: Vocabulary, source: Source, tgt_ids: 
         steps.append(Step(t, tgt_in[: t + 1], tok, pieces[t], p, cand, cand_pieces, cand_p))
         forced.append(ForcedPiece(pieces[t], tok, p, float(chosen[t]), int(ranks[t]), cand_pieces[0], cand_p[0]))
     decoder, cross = _decoder_maps(dec, tgt_in, source.pieces)
-    trace = TranslationTrace(
-        source=source, translation=vocab.decode(ids), tgt_ids=ids, tgt_pieces=pieces, steps=steps,
-        encoder=encoder_maps(enc.attentions, source.pieces), decoder=decoder, cross=cross, d_head=cfg.d_head,
-        stop="end", device=str(device), seconds=time.perf_counter() - t0)
+    trace = make_trace(vocab, source, steps, "end", encoder_maps(enc.attentions, source.pieces), decoder, cross,
+                       cfg.d_head, str(device), time.perf_counter() - t0)
     return ForcedResult(vocab.decode(ids), forced, trace, notes)
 
 
