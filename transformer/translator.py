@@ -13,10 +13,10 @@ from typing import Optional, Sequence
 
 from . import doubt
 from .batcher import MicroBatcher
-from .config import (APP_BATCH_WINDOW_S, APP_MAX_BATCH, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS, MAX_SOURCE_PIECES, TOP_K, TRACE_CACHE_SIZE, TRACE_DEADLINE_S)
+from .config import (APP_BATCH_WINDOW_S, APP_MAX_BATCH, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS, TOP_K, TRACE_CACHE_SIZE, TRACE_DEADLINE_S)
 from .io.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS_FILE, load_checkpoint, load_piece_counts, resolve_device
 from .pieces import UNK_PIECE, WORD_MARKER
-from .model.decoding import trace_greedy, trace_greedy_batch, translate_batch
+from .model.decoding import cut_source, source_limit, trace_greedy, trace_greedy_batch, translate_batch
 from .model.optimize import optimize_for_inference
 from .model.search import beam_search, branch, forced_pass
 from .steering import BeamResult, ForcedResult
@@ -54,7 +54,7 @@ class Translator:
         self.model = optimize_for_inference(model)
         self.cfg = self.model.cfg
         # Longest source in pieces (EOS included), leaving room for positions on the target side.
-        self.max_src_tokens = min(self.cfg.max_len, MAX_SOURCE_PIECES)
+        self.max_src_tokens = source_limit(self.model)
         counts = load_piece_counts(checkpoint)
         fits = bool(counts) and len(counts["source"]) == len(counts.get("target", ())) == self.cfg.vocab_size
         self.source_counts = counts["source"] if fits else None
@@ -67,7 +67,7 @@ class Translator:
     def encode_source(self, text: str) -> tuple[list[int], bool]:
         """Source ids ending in EOS, cut to the model's limit; and whether they were cut."""
         ids = self.tokenizer.encode(text)
-        return ids[: self.max_src_tokens - 1] + [self.cfg.eos_id], len(ids) > self.max_src_tokens - 1
+        return cut_source(ids, self.cfg.eos_id, self.max_src_tokens)
 
     def translate(self, sentences: Sequence[str], batch_tokens: int = BATCH_TOKENS, use_cache: bool = True) -> list[str]:
         """Batched greedy translation, sorted by length for speed, returned in input order."""

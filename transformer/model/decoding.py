@@ -37,6 +37,16 @@ def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int, device=None) -> torch.
     return out.to(device) if device is not None else out
 
 
+def source_limit(model: Transformer) -> int:
+    """Longest source in pieces, </s> included: MAX_SOURCE_PIECES, and room left for the positional encoding."""
+    return min(model.cfg.max_len, MAX_SOURCE_PIECES)
+
+
+def cut_source(ids: Sequence[int], eos_id: int, limit: int) -> tuple[list[int], bool]:
+    """The one place a source is cut to its limit: its first limit - 1 pieces and </s>; and whether it was cut."""
+    return list(ids[: limit - 1]) + [eos_id], len(ids) > limit - 1
+
+
 def output_limit(model: Transformer, src_len: int, max_new_tokens: Optional[int]) -> int:
     """The caller's limit, or the output length rule (config.py); never past the positional encoding."""
     max_len = model.cfg.max_len
@@ -205,13 +215,14 @@ def trace_greedy_batch(
 
 @torch.inference_mode()
 def translate_batch(model, tokenizer: Vocabulary, texts: Sequence[str], batch_tokens: int = BATCH_TOKENS,
-                    max_src_tokens: int = MAX_SOURCE_PIECES, use_cache: bool = True) -> list[str]:
+                    max_src_tokens: Optional[int] = None, use_cache: bool = True) -> list[str]:
     """Greedy translation of many texts: length-sorted batches of at most `batch_tokens` padded
     source tokens (and MAX_BATCH_SENTENCES sentences), returned in input order. Used by training
     and evaluation. The caller puts the model in eval mode (a shared model is never switched here)."""
     device = next(model.parameters()).device
     eos, pad = model.cfg.eos_id, model.cfg.pad_id
-    encoded = [ids[: max_src_tokens - 1] + [eos] for ids in tokenizer.encode(list(texts))]
+    limit = max_src_tokens or source_limit(model)
+    encoded = [cut_source(ids, eos, limit)[0] for ids in tokenizer.encode(list(texts))]
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
     out: list[str] = [""] * len(encoded)
     i = 0

@@ -12,10 +12,10 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file
 
-from ..config import MAX_SOURCE_PIECES, PAD_ID
+from ..config import PAD_ID
 from ..io.checkpoint import (REPLAY_FILE)
 from ..io.tokenizer import Tokenizer
-from ..model.decoding import trace_greedy, translate_batch
+from ..model.decoding import cut_source, source_limit, trace_greedy, translate_batch
 from ..trace import Source
 from ..replay import EXAMPLES, KINDS, ReplayPoint, ReplayRecord, save_replay
 from .run import Run, TrainState, write_checkpoint
@@ -117,7 +117,7 @@ def record_replay(model, tok: Tokenizer, device, step: int, tokens: int, train_l
     model.eval()
     point = ReplayPoint(step, tokens, round(train_loss, 4))
     for en, fr in EXAMPLES:
-        src_ids = tok.encode(en)[: MAX_SOURCE_PIECES - 1] + [model.cfg.eos_id]
+        src_ids, _ = cut_source(tok.encode(en), model.cfg.eos_id, source_limit(model))
         trace = trace_greedy(model, tok, Source(en, src_ids, tok.pieces(src_ids)), top_k=1)
         ref = torch.tensor([[model.cfg.bos_id] + tok.encode(fr) + [model.cfg.eos_id]], device=device)
         logits = model(torch.tensor([src_ids], device=device), ref[:, :-1]).logits.float()
