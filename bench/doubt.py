@@ -17,12 +17,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import torch                                                           # noqa: E402
+import torch  # noqa: E402
 
-from transformer.doubt import changed_numbers                          # noqa: E402
-from transformer.training.augment import numbers_test                  # noqa: E402
-from transformer.training.data import SHARED_DATA, read_corpus         # noqa: E402
-from transformer.translator import Translator                          # noqa: E402
+from transformer.doubt import changed_numbers  # noqa: E402
+from transformer.training.augment import numbers_test  # noqa: E402
+from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
+from transformer.translator import Translator  # noqa: E402
 
 WARNINGS = {   # the start of each note, as doubt.py and translator.py word them
     "capitals": "Your text is mostly in capitals",

@@ -1,4 +1,5 @@
-"""The whole page: the tabs in order (``TABS``) and ``build_demo``, which wires the page's events.
+"""The whole page: the header, the sentence box, the tabs (in the order of ``ui/tabs/__init__.py``) and the
+page's events (``build_demo``); ``serve`` launches it with its look.
 """
 from __future__ import annotations
 
@@ -7,22 +8,29 @@ from pathlib import Path
 
 import gradio as gr
 
-from transformer.config import (APP_CONCURRENCY, APP_REDRAW_CONCURRENCY, APP_MAX_THREADS, APP_TRANSLATE_WAITING)
+from transformer.config import (
+    APP_CONCURRENCY,
+    APP_MAX_THREADS,
+    APP_REDRAW_CONCURRENCY,
+    APP_TRANSLATE_WAITING,
+)
 from transformer.translator import Translator
 
-from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback
+from .events import (
+    NewTraceViews,
+    draw_on_select,
+    redraw_visible,
+    sentence_choices,
+    translate_callback,
+)
 from .header import build_display_section, build_header, build_input_section
 from .links import BLUR_JS, link_loader, wire_links
 from .page import Page
+from .reports import delete_cache_setting, sweep_reports
 from .tabs import DEFAULT_TAB, TABS
 from .tabs.about import build_about_tab
 from .tabs.learning import replay_of
-from .reports import delete_cache_setting, sweep_reports
 from .theme import CSS, JS, theme
-
-
-
-
 
 
 def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab: gr.State, drawn: gr.State):

@@ -10,6 +10,7 @@ import gradio as gr
 from transformer.sentences import split_sentences
 from transformer.translator import Translator
 from transformer.viz import views
+
 from .page import Page, TabView, log, safe_view, slider_update, update_value
 
 

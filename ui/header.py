@@ -10,13 +10,13 @@ from typing import Callable
 import gradio as gr
 
 from transformer import examples
-from transformer.config import (TEXTBOX_MAX_CHARS, ModelConfig)
+from transformer.config import TEXTBOX_MAX_CHARS, ModelConfig
 from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE
 from transformer.viz.report import build_report, report_filename
+
 from .page import look_of, safe_view
 from .reports import report_folder
 from .theme import GLOSSARY
-
 
 TITLE_HTML = ('<div id="title-line"><h1>Transformer, step by step: English → French</h1><span class="tagline">'
               'A Transformer written from scratch after <i>Attention Is All You Need</i> translates with greedy '

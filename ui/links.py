@@ -9,10 +9,10 @@ import gradio as gr
 from transformer import examples
 from transformer.translator import Translator
 from transformer.viz import links, views
-from .page import Page, TabView, slider_update
-from .events import translate_callback
-from .tabs import DEFAULT_TAB, TAB_IDS, TABS
 
+from .events import translate_callback
+from .page import Page, TabView, slider_update
+from .tabs import DEFAULT_TAB, TAB_IDS, TABS
 
 COPY_LINK_JS = """(q) => { if (!q || !q.startsWith('?')) return q;
   const u = window.location.origin + window.location.pathname + q;

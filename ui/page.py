@@ -13,13 +13,12 @@ from typing import Callable, Optional
 import gradio as gr
 from gradio.components.plot import PlotData
 
-from transformer.config import (APP_DRAW_CACHE, MAX_INPUT_CHARS, ModelConfig)
+from transformer.config import APP_DRAW_CACHE, MAX_INPUT_CHARS, ModelConfig
 from transformer.draw_cache import DrawCache
 from transformer.replay import Replay
 from transformer.translator import Translator, clean_text
 from transformer.viz import views
 from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure
-
 
 log = logging.getLogger("app")
 

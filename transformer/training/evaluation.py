@@ -13,13 +13,12 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from ..config import PAD_ID
-from ..io.checkpoint import (REPLAY_FILE)
+from ..io.checkpoint import REPLAY_FILE
 from ..io.tokenizer import Tokenizer
 from ..model.decoding import cut_source, source_limit, trace_greedy, translate_batch
-from ..trace import Source
 from ..replay import EXAMPLES, KINDS, ReplayPoint, ReplayRecord, save_replay
+from ..trace import Source
 from .run import Run, TrainState, write_checkpoint
-
 
 LOG_FIELDS = ["step", "epoch", "tokens", "lr", "train_loss", "val_loss", "dev_bleu", "extra", "tokens_per_s", "elapsed_min"]
 

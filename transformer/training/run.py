@@ -16,16 +16,21 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from .augment import AugmentConfig, augment
-from .vocab_transfer import transfer_embedding
 from ..config import ModelConfig
-from .data import ParallelData, parse_spec, read_corpus
-from ..io.checkpoint import (PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE, TOKENIZER_FILE, load_checkpoint,
-                             save_checkpoint)
+from ..io.checkpoint import (
+    PIECE_COUNTS_FILE,
+    REPLAY_FILE,
+    RUN_CONFIG_FILE,
+    TOKENIZER_FILE,
+    load_checkpoint,
+    save_checkpoint,
+)
 from ..io.tokenizer import Tokenizer, train_tokenizer
 from ..model.transformer import Transformer
 from ..replay import EXAMPLES, Replay
-
+from .augment import AugmentConfig, augment
+from .data import ParallelData, parse_spec, read_corpus
+from .vocab_transfer import transfer_embedding
 
 SIZE_FIELDS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout", "max_len")
 STATE_FILE = "train_state.pt"

@@ -169,7 +169,7 @@ def fast_figure(data: list, layout: dict, dark: bool, font_size: int, height: Op
 def _template(dark: bool, trace_types: tuple) -> dict:
     """Plotly's light or dark template with only the trace defaults this figure uses (the full one
     sends defaults for ~40 trace types: ~4 KB more JSON in every figure, and draws the same)."""
-    import plotly.io as pio   # at the first figure, not at import (bench/RESULTS.md, section 4: start-up)
+    import plotly.io as pio  # at the first figure, not at import (bench/RESULTS.md, section 4: start-up)
     full = pio.templates["plotly_dark" if dark else "plotly_white"].to_plotly_json()
     return dict(layout=full["layout"], data={t: full["data"][t] for t in trace_types if t in full.get("data", {})})
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import gradio as gr
 
 from transformer.viz import views
-from ..page import (Page)
+
+from ..page import Page
 
 
 def model_card(checkpoint: Path) -> str:

@@ -7,12 +7,12 @@ from typing import Optional
 
 import gradio as gr
 
-from transformer.config import (REPLAY_POINTS)
+from transformer.config import REPLAY_POINTS
 from transformer.io.checkpoint import REPLAY_FILE
 from transformer.replay import Replay, load_replay
 from transformer.viz import learning
-from ..page import (KIND_CHOICES, Page, TabView, log, look_of,
-                    safe_view)
+
+from ..page import KIND_CHOICES, Page, TabView, log, look_of, safe_view
 
 
 def replay_of(checkpoint: Path) -> Optional[Replay]:

@@ -2,15 +2,14 @@
 """
 from __future__ import annotations
 
-
 import gradio as gr
 
-from transformer.config import (PE_DEFAULT_DIMS)
+from transformer.config import PE_DEFAULT_DIMS
 from transformer.model.layers import PositionalEncoding
 from transformer.positional import sinusoidal_encoding
 from transformer.viz import views
-from ..page import (Page, TabView, code_panel, look_of,
-                    safe_view)
+
+from ..page import Page, TabView, code_panel, look_of, safe_view
 
 
 def build_positional_tab(page: Page) -> TabView:

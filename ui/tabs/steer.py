@@ -6,14 +6,13 @@ import html
 
 import gradio as gr
 
-from transformer.config import (BEAM_DEFAULT, BEAM_MAX,
-                                TEXTBOX_MAX_CHARS)
+from transformer.config import BEAM_DEFAULT, BEAM_MAX, TEXTBOX_MAX_CHARS
 from transformer.translator import Translator
-from transformer.viz import views
 from transformer.viz import steering as steer_views
+from transformer.viz import views
 from transformer.viz.figure import empty_figure
-from ..page import (Page, TabView, greedy_of, log, look_of,
-                    safe_view, slider_update)
+
+from ..page import Page, TabView, greedy_of, log, look_of, safe_view, slider_update
 
 
 def forced_callback(translator: Translator):

@@ -3,10 +3,9 @@
 """
 from __future__ import annotations
 
-
 import gradio as gr
 
-from transformer.config import (ATTRIBUTION_MAX_PIECES)
+from transformer.config import ATTRIBUTION_MAX_PIECES
 from transformer.model import attribution, vectors
 from transformer.model.attention import MultiHeadAttention
 from transformer.model.transformer import Transformer
@@ -15,8 +14,20 @@ from transformer.viz import views
 from transformer.viz import why as why_views
 from transformer.viz.figure import empty_figure
 from transformer.why import METHODS
-from ..page import (KIND_CHOICES, NO_TRACE, Fit, Page, TabView, code_panel, look_of,
-                    no_trace, one_head_row, safe_view, slider_update)
+
+from ..page import (
+    KIND_CHOICES,
+    NO_TRACE,
+    Fit,
+    Page,
+    TabView,
+    code_panel,
+    look_of,
+    no_trace,
+    one_head_row,
+    safe_view,
+    slider_update,
+)
 
 
 def build_why_tab(page: Page) -> TabView:
