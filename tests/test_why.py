@@ -216,3 +216,30 @@ def test_attribution_api_two_users_at_once(app_url):
     assert ig["steps"] > 1 and ig["relative_gap"] < 0.05 and "baseline" in ig
     with pytest.raises(Exception, match="limited to"):
         Client(app_url, verbose=False).predict("The " + "very " * 80 + "big cat.", "both", api_name="/attribution")
+
+
+def test_a_future_decoder_cell_is_said_to_be_masked(translator, trace):
+    """The text follows the causal mask (the trace holds a score for future cells too, from the forced pass)."""
+    maps = trace.attention("decoder")
+    assert len(maps.queries) >= 2 and not np.isnan(maps.scores[0, 0, 0, 1])
+    tgt_in = [translator.cfg.bos_id, *trace.tgt_ids[:-1]]
+    hv = head_vectors(translator.model, trace.source.ids, tgt_in, "decoder", 1, 1, maps.queries, maps.keys)
+    parts = input_parts(translator.model, trace.source.ids, trace.src_pieces)
+    future, _, _ = why_views.vectors_view(hv, parts, maps, 1, 2, 1, False, 14)     # query 1 cannot see key 2
+    past, _, _ = why_views.vectors_view(hv, parts, maps, 2, 1, 1, False, 14)
+    assert "in the future (masked)" in future and "recorded while translating" not in future
+    assert "recorded while translating" in past and "masked" not in past
+
+
+def test_attribution_colours_follow_their_caption():
+    """Red raises p, blue lowers it: the signed scale runs from blue (most negative) to red (most positive)."""
+    from transformer.viz.why import attribution_heatmap
+    from transformer.why import Attribution
+    attr = Attribution("gradient_x_input", np.array([[0.5, -0.5]]), np.array([0.6]), np.array([0.6]), 1, "zero",
+                       ["▁a", "</s>"], ["▁b"])
+    scale = attribution_heatmap(attr, False, 14).data[0].colorscale
+    first, last = scale[0][1], scale[-1][1]
+    import plotly.colors as pc
+    red = lambda c: pc.unlabel_rgb(pc.convert_colors_to_same_type(c, "rgb")[0][0])[0] > \
+        pc.unlabel_rgb(pc.convert_colors_to_same_type(c, "rgb")[0][0])[2]
+    assert not red(first) and red(last)

@@ -36,11 +36,14 @@ DEFAULT_SCALE = "Viridis"   # perceptually uniform and readable by colour-blind 
 
 # Scores: ColorBrewer's red-white-blue (plotly.js's own "RdBu" is grey in the middle, like a masked cell).
 SCORE_SCALE = _stops(pc.diverging.RdBu)
+SIGNED_SCALE = _stops(pc.diverging.RdBu[::-1])   # blue (negative) -> white (0) -> red (positive): attributions
 
 
 def colorscale_for(name: str, dark: bool = False):
     """The scale as plotly.js should draw it, so that strong attention is the most salient colour:
     dark on the light page, bright on the dark one."""
+    if not isinstance(name, str):      # a scale given as stops (e.g. SIGNED_SCALE) is drawn as it is
+        return name
     scale = COLORSCALES.get(name, COLORSCALES[DEFAULT_SCALE])
     if dark and name in REVERSED_IN_DARK:
         return [[round(1 - p, 4), c] for p, c in reversed(scale)]

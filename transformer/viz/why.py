@@ -88,7 +88,7 @@ def attribution_heatmap(attr: Attribution, dark: bool, font_size: int):
     m = float(np.abs(attr.scores).max(initial=0.0)) or 1.0
     title = f"{METHOD_TITLES[attr.method]} (red: raises p, blue: lowers it) · gap {attr.relative_gap:.1%}"
     return plots.attention_heatmap(attr.scores, [f"→ {figure.shown_piece(p)}" for p in attr.tgt_pieces], attr.src_pieces, title,
-                                   zmin=-m, zmax=m, colorscale="RdBu", dark=dark, font_size=font_size,
+                                   zmin=-m, zmax=m, colorscale=figure.SIGNED_SCALE, dark=dark, font_size=font_size,
                                    value_name="attribution", xaxis_title="source piece",
                                    yaxis_title="step → piece produced")
 
@@ -198,9 +198,11 @@ def vectors_view(hv: HeadVectors, parts: InputParts, maps, q: int, k: int, piece
     dot = float(hv.q[qi] @ hv.k[kj])
     d_k = hv.q.shape[1]
     recorded = float(maps.scores[hv.layer - 1, hv.head - 1, qi, kj])
-    masked = np.isnan(recorded)
+    masked = maps.future is not None and bool(maps.future[qi, kj])     # the causal mask, not the value
     text = (f"q · k = **{dot:.4f}**; ÷ √{d_k} = **{dot / np.sqrt(d_k):.4f}**. "
-            + ("This cell is in the future (masked): the model never computed it while decoding."
+            + (f"This cell is in the future (masked): the mask sets its weight to 0, and the KV cache never "
+               f"computed its score while decoding; Inside one head shows {recorded:.4f}, from one teacher-forced "
+               f"pass over the whole translation after decoding."
                if masked else f"The score the model recorded while translating (Inside one head): {recorded:.4f} "
                               f"(× √d_k = {recorded * np.sqrt(d_k):.4f})."))
     return text, vectors_figure(hv, qi, kj, dark, font), input_figure(parts, pi, dark, font)
