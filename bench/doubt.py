@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from transformer.doubt import changed_numbers  # noqa: E402
-from transformer.training.augment import numbers_test  # noqa: E402
+from transformer.training.augment import names_test, numbers_test  # noqa: E402
 from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
 from transformer.translator import Translator  # noqa: E402
 
@@ -53,6 +53,9 @@ def sets(n: int, seed: int) -> list[tuple[str, str, list[str]]]:
         ("Tatoeba test in CAPITALS", "capitals", [s.upper() for s in tat_en]),
         ("Tatoeba test, French side", "language", pick([f for _, f in tat])),
         ("Multi30k test_2016, German side", "language", pick(lines(m30 / "test_2016_flickr.de.gz"))),
+        ("tech-docs test (rust-book)", "(report)",
+         pick([e for e, _ in read_corpus(str(SHARED_DATA / "tech-docs" / "rust-book-fr.tsv.gz"))])),
+        ("names test (unseen names)", "(report)", [e for e, _ in names_test(tat, min(n, 228), 7)]),
         ("numbers test (held-out frames)", "(report)", [e for e, _ in numbers_test(min(n, 300), 7)]),
     ]
 
