@@ -37,23 +37,27 @@ NEWSTEST_2013 = "It is a sentence of newstest2013, this project's news dev set (
 
 CLASSICS = [
     Classic("The agreement on the European Economic Area was signed in August 1992.", BAHDANAU,
-            "Cross-attention, mean over heads: “zone économique européenne” looks at “European Economic Area” "
-            "in reverse order, the anti-diagonal of the famous figure.", "tab=explorer&kind=cross&head=mean"),
+            "Cross-attention, mean over heads: in the paper's figure “zone économique européenne” looks at "
+            "“European Economic Area” in reverse order (an anti-diagonal in a diagonal). Does this model's French "
+            "reorder them, and does its attention follow?", "tab=explorer&kind=cross&head=mean"),
     Classic("It should be noted that the marine environment is the least known of environments.", BAHDANAU,
-            "Cross-attention: “environnement marin” reverses “marine environment”; the rest runs along the "
-            "diagonal.", "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
+            "Cross-attention: the paper's model reverses “marine environment” into “environnement marin” and "
+            "runs along the diagonal elsewhere; find the noun and its adjective here.",
+            "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
     Classic("Destruction of the equipment means that Syria can no longer produce new chemical weapons.", BAHDANAU,
             "Cross-attention: “armes chimiques” reverses “chemical weapons”, and “no longer” becomes “ne … plus” "
-            "around the verb.", "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
+            "around the verb: two French pieces looking at the same English words.",
+            "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
     Classic("\"This will change my future with my family,\" the man said.", BAHDANAU,
             "Cross-attention at the end: French puts the verb before the subject (“a dit l'homme”), so the "
             "last steps look back at “said” before “man”.", "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
     Classic("The animal didn't cross the street because it was too tired.", BLOG,
-            "Encoder self-attention, last layers, row “it”: heads that look at “animal”; the decoder writes "
-            "“il” (masculine, like “l'animal”).", "tab=explorer&kind=encoder&layer=6&head=mean"),
+            "Encoder self-attention, last layers, row “it”: which heads look at “animal”, which at “street”? "
+            "The French needs “il” here (“l'animal” is masculine).", "tab=explorer&kind=encoder&layer=6&head=mean"),
     Classic("The animal didn't cross the street because it was too wide.", BLOG,
             "The same sentence with one word changed: now “it” is the street, and the French needs “elle” "
-            "(“la rue”). Compare the row “it” with the sentence above.", "tab=explorer&kind=encoder&layer=6&head=mean"),
+            "(“la rue”). Compare the row “it” and the pronoun the model writes with the sentence above: a small "
+            "model often keeps “il”.", "tab=explorer&kind=encoder&layer=6&head=mean"),
     Classic("The Law will never be perfect, but its application should be just - this is what we are missing, "
             "in my opinion.", PAPER,
             "Encoder self-attention, layer 5 or 6, row “its”: the heads the paper shows resolve it to “Law” "
