@@ -35,6 +35,16 @@ def test_an_epoch_follows_the_weights():
     assert data.num_tokens() == pytest.approx(sum(w * (2 * len(s) + 2) for s, w in zip(src, weights)))   # (x </s>) + (y </s>)
 
 
+def test_piece_counts_follow_the_weights(tmp_path):
+    import json
+    from transformer.training.run import write_piece_counts
+    data = ParallelData([[5, 6], [7]], [[8], [9, 9]], 50, [3.0, 1.0])
+    write_piece_counts(data, 12, tmp_path / "counts.json")
+    counts = json.loads((tmp_path / "counts.json").read_text())
+    assert counts["pairs"] == 4 and counts["source"][5] == 3 and counts["source"][7] == 1 and counts["source"][3] == 4
+    assert counts["target"][8] == 3 and counts["target"][9] == 2
+
+
 def test_whole_weights_keep_the_unweighted_batches():
     src = [[5 + i % 7] * (1 + i % 5) for i in range(100)]
     plain, ones = ParallelData(src, src, 50), ParallelData(src, src, 50, [1.0] * 100)

@@ -17,7 +17,9 @@ from transformer.doubt import changed_numbers, confidence, fragmented_words, fre
     ("There were 1,500 people.", "Il y avait 1 500 personnes.", [], []),
     ("The exam is on May 12.", "L'examen a lieu le 12 mai.", [], []),
     ("Marie bought 12 apples.", "Marie a acheté trois pommes.", ["12"], []),
-    ("12 345 6789 2024", "12578 679 2024 2024.", ["12345", "6789"], ["12578", "2024", "679"]),
+    ("12 345 6789 2024", "12578 679 2024 2024.", ["12", "345", "6789"], ["12578", "2024", "679"]),
+    ("Gate 10 is 100 meters away.", "La porte 10 est à 100 mètres.", [], []),     # a space is no separator in English
+    ("It left at 9:05.", "Il est parti à 9 h 5.", [], []),                          # 05 is 5
 ])
 def test_changed_numbers(source, translation, missing, extra):
     assert changed_numbers(source, translation) == (missing, extra)
@@ -28,10 +30,11 @@ def test_capitals_are_found_and_put_in_sentence_case():
     assert not doubt.mostly_capitals("NASA and the ESA sent a probe to Mars.")
     assert not doubt.mostly_capitals("OK.")                       # too few letters to tell
     assert sentence_case("WHERE ARE YOU? I AM HERE.") == "Where are you? I am here."
+    assert sentence_case('"HELLO THERE," SHE SAID.') == '"Hello there," she said.'
 
 
 def test_fragmented_words_count_letter_pieces_only():
-    pieces = ["▁The", "▁X", "y", "z", "z", "y", "▁cat", "."]
+    pieces = ["▁The", "▁X", "y", "z", "z", "y", ".", "▁cat", "."]
     assert fragmented_words(pieces) == [("Xyzzy", 5)]
     assert fragmented_words(["▁The", "▁cat", ".", ".", ".", ".", "."]) == []
 
@@ -81,8 +84,22 @@ def test_another_language_is_named(translator, text, language):
 
 
 def test_the_page_shows_the_confidence_and_marks_unsure_pieces(translator):
+    import dataclasses
     from transformer.viz.views import pieces_html
     trace = translator.trace("The cat is sleeping on the sofa.")
-    page = pieces_html(trace)
-    assert "Confidence" in page and f"{trace.confidence.mean_prob:.0%}" in page
-    assert page.count('class="piece tgt unsure"') == len(trace.confidence.unsure)
+    steps = list(trace.steps)
+    steps[1] = dataclasses.replace(steps[1], prob=0.05)           # one unsure piece, whatever the model
+    unsure = dataclasses.replace(trace, steps=steps)
+    page = pieces_html(unsure)
+    assert "Confidence" in page and f"{unsure.confidence.mean_prob:.0%}" in page
+    assert page.count('class="piece tgt unsure"') == len(unsure.confidence.unsure) >= 1
+    assert 'title="p = 5.0%"' in page
+
+
+def test_a_forced_pass_gets_no_confidence_or_number_notes(translator):
+    """Your French scored by the model is not the model's translation: no 'unsure', no numbers check."""
+    from transformer.viz.views import pieces_html
+    result = translator.forced("Marie bought 12 apples.", "Marie a acheté trois pommes.")
+    assert result.trace.forced and not any(n.startswith(("Check the numbers", "The model is unsure"))
+                                           for n in result.trace.notes)
+    assert "Confidence" not in pieces_html(result.trace)

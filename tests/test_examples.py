@@ -14,10 +14,15 @@ from transformer.viz.views import classic_line
 
 
 def test_every_classic_names_a_view_a_link_can_open():
+    from transformer.config import ModelConfig
+    cfg = ModelConfig.from_json(DEFAULT_CHECKPOINT / "config.json")
     for c in examples.CLASSICS:
         params = dict(kv.split("=") for kv in c.view.split("&"))
         q, notes = links.parse_query({"text": c.text, **params}, ["steps", "explorer"], "x", "steps")
         assert notes == [] and q.tab == params["tab"] and q.kind == params["kind"], c.text
+        layers = cfg.n_encoder_layers if q.kind == "encoder" else cfg.n_decoder_layers
+        fitted, notes = links.fit_ranges(q, 10, layers, cfg.n_heads, True)
+        assert notes == [] and fitted.layer == q.layer, c.text                   # the layer exists
 
 
 def test_the_page_says_what_to_look_at():

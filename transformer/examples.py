@@ -1,9 +1,10 @@
 """The app's example sentences: everyday ones, and the classics of the attention literature.
 
 A classic comes with where it is from, one line on what to look at (and the view that shows it),
-and whether the model met it in its data: a few classics are sentences of the WMT news sets this
-project uses as its dev set (model selection only) and test set (never used for any choice); none
-of them is in the training data (``tests/test_examples.py`` checks the training corpora).
+and whether the model met it or its pattern in its data: a few classics are sentences of the WMT news
+sets this project uses as its dev set (model selection only) and test set (never used for any choice),
+and the coreference pairs' pattern is in the project's own coreference corpus; no classic itself is
+in the training data (``tests/test_examples.py`` checks the bundled model's training corpora).
 """
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ BLOG = "Google AI blog on the Transformer (Uszkoreit 2017)"
 PAPER = "Vaswani et al. 2017 (Attention Is All You Need), figures 3-5"
 NEWSTEST_2014 = "It is a sentence of newstest2014, this project's news test set (never trained or tuned on)."
 NEWSTEST_2013 = "It is a sentence of newstest2013, this project's news dev set (used only to choose checkpoints)."
+COREFERENCE = ("The model was trained on 36 pairs of the same pattern with other nouns (the project's coreference "
+               "corpus), not on this sentence.")
 
 CLASSICS = [
     Classic("The agreement on the European Economic Area was signed in August 1992.", BAHDANAU,
@@ -53,11 +56,12 @@ CLASSICS = [
             "last steps look back at “said” before “man”.", "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
     Classic("The animal didn't cross the street because it was too tired.", BLOG,
             "Encoder self-attention, last layers, row “it”: which heads look at “animal”, which at “street”? "
-            "The French needs “il” here (“l'animal” is masculine).", "tab=explorer&kind=encoder&layer=6&head=mean"),
+            "The French needs “il” here (“l'animal” is masculine).", "tab=explorer&kind=encoder&layer=6&head=mean",
+            COREFERENCE),
     Classic("The animal didn't cross the street because it was too wide.", BLOG,
             "The same sentence with one word changed: now “it” is the street, and the French needs “elle” "
             "(“la rue”). Compare the row “it” and the pronoun the model writes with the sentence above: a small "
-            "model often keeps “il”.", "tab=explorer&kind=encoder&layer=6&head=mean"),
+            "model often keeps “il”.", "tab=explorer&kind=encoder&layer=6&head=mean", COREFERENCE),
     Classic("The Law will never be perfect, but its application should be just - this is what we are missing, "
             "in my opinion.", PAPER,
             "Encoder self-attention, layer 5 or 6, row “its”: the heads the paper shows resolve it to “Law” "

@@ -115,6 +115,7 @@ class TranslationTrace:
     deadline_s: Optional[float] = None
     device: str = "cpu"
     seconds: float = 0.0              # decoding time, encoder included
+    forced: bool = False              # a teacher-forced pass of given pieces (your French), not the model's choices
 
     def attention(self, kind: AttentionKind) -> AttentionMaps:
         if kind not in KINDS:
@@ -147,7 +148,10 @@ class TranslationTrace:
     def notes(self) -> list[str]:
         """What the user should be told: about the input, about the translation (its numbers, the model's
         confidence), then about where decoding stopped."""
-        notes = list(self.source.notes) + output_doubts(self.source.text, self.translation, self.confidence)
+        notes = list(self.source.notes)
+        if not self.forced:           # the model's own translation: its numbers and its confidence
+            notes += output_doubts(self.source.text, self.translation, self.confidence,
+                                   numbers=self.finished and not self.source.truncated)
         if self.stop == "time":
             notes.append(f"Decoding stopped at the time limit of {self.deadline_s:.0f} s.")
         elif self.stop == "length":

@@ -72,6 +72,7 @@ class Translator:
     def translate(self, sentences: Sequence[str], batch_tokens: int = BATCH_TOKENS, use_cache: bool = True) -> list[str]:
         """Batched greedy translation, sorted by length for speed, returned in input order."""
         texts = [clean_text(s) for s in sentences]
+        texts = [doubt.sentence_case(t) if doubt.mostly_capitals(t) else t for t in texts]   # as source() does
         out = translate_batch(self.model, self.tokenizer, texts, batch_tokens, self.max_src_tokens, use_cache)
         return [o if t else "" for o, t in zip(out, texts)]
 

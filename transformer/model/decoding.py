@@ -93,7 +93,8 @@ class AttentionRecorder:
     self-attention rows go into a (T, T) matrix: future probabilities stay 0, and the future cells' scores
     (which the KV cache never computes) come from one teacher-forced pass at the end (``add_future_scores``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, layers: int, heads: int) -> None:
+        self.layers, self.heads = layers, heads
         self.rows: list[list[tuple[np.ndarray, ...]]] = []     # [step][layer] -> (self_p, self_s, cross_p, cross_s)
         self.full: Optional[list[np.ndarray]] = None            # [layer] -> (B, H, T, T) scores of a whole-prefix pass
 
@@ -109,9 +110,7 @@ class AttentionRecorder:
 
     def maps(self, b: int, T: int, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
         """Sentence b's decoder and cross-attention maps over its T steps (its padded keys dropped)."""
-        L = len(self.rows[0]) if self.rows else 0
-        H = self.rows[0][0][0].shape[1] if self.rows else 0
-        S = len(src_pieces)
+        L, H, S = self.layers, self.heads, len(src_pieces)
         self_p, self_s = np.zeros((L, H, T, T), np.float32), np.full((L, H, T, T), np.nan, np.float32)
         cross_p, cross_s = np.zeros((L, H, T, S), np.float32), np.zeros((L, H, T, S), np.float32)
         for t in range(T):
@@ -135,13 +134,13 @@ def encoder_maps(weights: list[AttentionWeights], src_pieces: list[str], b: int 
 
 def make_trace(vocab: Vocabulary, source: Source, steps: list[Step], stop: StopReason, encoder: AttentionMaps,
                decoder: AttentionMaps, cross: AttentionMaps, d_head: int, device: str, seconds: float,
-               deadline_s: Optional[float] = None) -> TranslationTrace:
+               deadline_s: Optional[float] = None, forced: bool = False) -> TranslationTrace:
     """The one place a TranslationTrace is made: the target is what the steps chose."""
     tgt_ids = [s.token_id for s in steps]
     return TranslationTrace(
         source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],
         steps=steps, encoder=encoder, decoder=decoder, cross=cross, d_head=d_head, stop=stop, deadline_s=deadline_s,
-        device=device, seconds=seconds)
+        device=device, seconds=seconds, forced=forced)
 
 
 def trace_greedy(model: Transformer, vocab: Vocabulary, source: Source, max_new_tokens: Optional[int] = None,
@@ -175,7 +174,7 @@ def trace_greedy_batch(
     src = pad_batch([s.ids for s in sources], cfg.pad_id, device)
     limits = [output_limit(model, len(s.ids), max_new_tokens) for s in sources]
     enc = model.encode(src, output_attentions=True)
-    cache, recorder = model.new_cache(enc), AttentionRecorder()
+    cache, recorder = model.new_cache(enc), AttentionRecorder(cfg.n_decoder_layers, cfg.n_heads)
     steps: list[list[Step]] = [[] for _ in sources]
     stops: list[Optional[StopReason]] = [None] * len(sources)
     prefixes = [vocab.pieces([cfg.bos_id]) for _ in sources]

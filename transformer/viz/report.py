@@ -20,7 +20,9 @@ CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;
 h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #ccc}.piece{display:inline-block;border:1px solid #999;
 border-radius:4px;padding:0 4px;margin:1px;font-family:monospace}.tgt{background:#e8f1fb}.src{background:#fdf1e3}
 .chosen{background:#f6d9a6;font-weight:bold}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-family:monospace}
-.steps{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:8px}.note{color:#b45309;font-weight:600}"""
+.steps{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:8px}.note{color:#b45309;font-weight:600}
+.unsure{border:2px dotted #d55e00;text-decoration:underline wavy #d55e00}.rare{border:2px dashed #d55e00}
+.rare sup{color:#d55e00;font-weight:bold}"""
 DARK_CSS = """body{color:#eee;background:#111827}h2{border-bottom-color:#444}a{color:#8ab4f8}.piece{border-color:#777;color:#eee}
 .tgt{background:#1e3a5f}.src{background:#5a3b12}.chosen{background:#8a5a00}td,th{border-color:#555}.note{color:#fbbf24}"""
 FIG_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"scale": 2}, "responsive": True}
@@ -81,7 +83,7 @@ def build_report(trace: TranslationTrace, cfg, look: views.Look | None = None) -
     parts = [f"<h1>How the Transformer translated “{e(trace.source.text[:120])}”</h1>"
              f"<p><b>English:</b> {e(trace.source.text)}<br><b>French:</b> {e(trace.translation)}</p>"
              f"<p>{e(views.run_info(trace))} · generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC</p>",
-             views.pieces_html(trace)]
+             views.pieces_html(trace, links=False)]
     parts += _steps_section(trace, look, fig)
     for kind in KINDS:
         parts += _kind_section(trace, kind, look, fig)

@@ -105,6 +105,8 @@ def target_chips(trace: TranslationTrace) -> str:
 def confidence_line(trace: TranslationTrace) -> str:
     """One line on how sure the model was: the geometric mean of the chosen pieces' probabilities and
     the least likely pieces."""
+    if trace.forced or not trace.steps:
+        return ""
     conf = trace.confidence
     least = ", ".join(f"{html.escape(figure.shown_piece(p))} ({prob:.0%})" for _, p, prob in conf.unsure[:3])
     return (f'<div class="confidence"><b>Confidence</b>: the chosen pieces have a mean probability of '
@@ -113,19 +115,21 @@ def confidence_line(trace: TranslationTrace) -> str:
                f'{UNSURE_PIECE_P:.0%}') + '</div>')
 
 
-def classic_line(text: str) -> str:
-    """For a classic of the attention literature (examples.py): where it is from and what to look at."""
+def classic_line(text: str, link: bool = True) -> str:
+    """For a classic of the attention literature (examples.py): where it is from and what to look at, and a
+    link to that view (not in a standalone report, where a relative link leads nowhere)."""
     c = examples.classic(text)
     if c is None:
         return ""
     data = f" {c.in_data}" if c.in_data else ""
     return (f'<div class="classic"><b>A classic</b> ({html.escape(c.source)}): {html.escape(c.look)} '
-            f'<a href="?text={quote(c.text)}&amp;{html.escape(c.view)}">Open that view</a>.{html.escape(data)}</div>')
+            + (f'<a href="?text={quote(c.text)}&amp;{html.escape(c.view)}">Open that view</a>.' if link else "")
+            + f'{html.escape(data)}</div>')
 
 
-def pieces_html(trace: TranslationTrace) -> str:
+def pieces_html(trace: TranslationTrace, links: bool = True) -> str:
     """Source and target pieces as chips, the model's confidence, and the notes for the user."""
-    notes = classic_line(trace.source.text) + "".join(f'<div class="note">{html.escape(n)}</div>' for n in trace.notes)
+    notes = classic_line(trace.source.text, links) + "".join(f'<div class="note">{html.escape(n)}</div>' for n in trace.notes)
     src, rare = source_chips(trace)
     notes = rare_note(rare) + notes
     return (f'<div class="pieces"><div><b>Source pieces</b> ({len(trace.src_pieces)}): {src}</div>'

@@ -202,7 +202,7 @@ def vectors_view(hv: HeadVectors, parts: InputParts, maps, q: int, k: int, piece
     text = (f"q · k = **{dot:.4f}**; ÷ √{d_k} = **{dot / np.sqrt(d_k):.4f}**. "
             + (f"This cell is in the future (masked): the mask sets its weight to 0, and the KV cache never "
                f"computed its score while decoding; Inside one head shows {recorded:.4f}, from one teacher-forced "
-               f"pass over the whole translation after decoding."
+               f"pass over the whole translation."
                if masked else f"The score the model recorded while translating (Inside one head): {recorded:.4f} "
                               f"(× √d_k = {recorded * np.sqrt(d_k):.4f})."))
     return text, vectors_figure(hv, qi, kj, dark, font), input_figure(parts, pi, dark, font)
