@@ -136,13 +136,13 @@ def main(argv=None) -> int:
 
     paragraphs = [line.strip() for line in (CORPORA / "paragraphs.en.txt").read_text(encoding="utf-8").splitlines()
                   if line.strip()]
-    looped = []
+    looping = []          # (not `looped`: that is the criterion, a function)
     for text in paragraphs:
         trace = tr.trace(text)
         if looped(trace):
-            looped.append(text[:60])
+            looping.append(text[:60])
     res["paragraphs"] = len(paragraphs)
-    res["paragraphs_looping"] = len(looped)
+    res["paragraphs_looping"] = len(looping)
     split = translate_lines(tr, paragraphs, split=True)          # what the CLI does by default
     res["paragraphs_looping_sentence_by_sentence"] = sum(loops(t) for t in split)
     for name in ("dev", "test"):
@@ -154,7 +154,7 @@ def main(argv=None) -> int:
             res[f"classroom_{name}_bleu"] = round(sacrebleu.corpus_bleu(hyps, refs).score, 1)
             res[f"classroom_{name}_chrf"] = round(sacrebleu.corpus_chrf(hyps, refs).score, 1)
     res["seconds"] = round(time.perf_counter() - t0, 1)
-    for text in looped:
+    for text in looping:
         print(f"  loops: {text}...")
     print(json.dumps(res, ensure_ascii=False))
     if args.json:

@@ -35,8 +35,12 @@ def test_capitals_are_found_and_put_in_sentence_case():
 
 def test_fragmented_words_count_letter_pieces_only():
     pieces = ["▁The", "▁X", "y", "z", "z", "y", ".", "▁cat", "."]
-    assert fragmented_words(pieces) == [("Xyzzy", 5)]
+    assert fragmented_words(pieces) == [("Xyzzy", 5)]                          # no counts: 5 pieces or more
     assert fragmented_words(["▁The", "▁cat", ".", ".", ".", ".", "."]) == []
+    # with the training counts: 3 letter pieces or more, one of them rare
+    common, rare = 10_000, doubt.RARE_PIECE_COUNT - 1
+    assert fragmented_words(["▁sk", "ate", "board", "."], [common, common, common, common]) == []
+    assert fragmented_words(["▁Oks", "an", "a", "."], [rare, common, common, common]) == [("Oksana", 3)]
 
 
 def test_french_score_follows_which_side_the_pieces_came_from():

@@ -25,6 +25,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from .config import RARE_PIECE_COUNT
 from .pieces import WORD_MARKER
 
 # ------------------------------------------------------------------ thresholds (bench/doubt.py)
@@ -33,7 +34,8 @@ CAPITALS_MIN_LETTERS = 8
 FRENCH_SCORE = 0.0            # mean log(target share / source share) of the pieces above which text looks French
 OTHER_LANGUAGE_P = 0.999      # py3langid's probability for a language other than English...
 OTHER_LANGUAGE_MIN_WORDS = 4  # ...on at least this many words
-FRAGMENT_PIECES = 5           # a word cut into this many pieces or more is "cut into many pieces"
+FRAGMENT_PIECES = 3           # a word cut into this many letter pieces or more, one of them rare, is "cut into many
+FRAGMENT_PIECES_NO_COUNTS = 5  # rare pieces"; without the training counts: this many pieces
 UNSURE_PIECE_P = 0.25         # a chosen piece below this probability is marked as unsure
 UNSURE_MEAN_LOGPROB = -0.9    # below this mean log-probability per piece, the translation is flagged
 
@@ -88,19 +90,23 @@ def other_language(text: str) -> Optional[str]:
     return LANGUAGES.get(lang, lang) if lang != "en" and p >= OTHER_LANGUAGE_P else None
 
 
-def fragmented_words(pieces: Sequence[str]) -> list[tuple[str, int]]:
-    """Words (as the pieces spell them) cut into FRAGMENT_PIECES pieces or more, with their piece count."""
-    words: list[list[str]] = []
-    for p in pieces:
+def fragmented_words(pieces: Sequence[str], counts: Optional[Sequence[int]] = None) -> list[tuple[str, int]]:
+    """Words (as the pieces spell them) cut into many rare pieces, with their piece count: FRAGMENT_PIECES
+    letter pieces or more, one of them seen fewer than RARE_PIECE_COUNT times in training (`counts`, one per
+    piece); without counts, FRAGMENT_PIECES_NO_COUNTS pieces or more."""
+    words: list[list[tuple[str, int]]] = []
+    for p, c in zip(pieces, counts if counts is not None else [None] * len(pieces)):
         if p.startswith(WORD_MARKER) or not words:
-            words.append([p])
+            words.append([(p, c)])
         else:
-            words[-1].append(p)
+            words[-1].append((p, c))
     out = []
     for w in words:
-        letters = [p for p in w if any(c.isalpha() for c in p)]   # punctuation pieces do not count
-        if len(letters) >= FRAGMENT_PIECES:
-            out.append(("".join(letters).replace(WORD_MARKER, "").strip(), len(letters)))
+        letters = [(p, c) for p, c in w if any(ch.isalpha() for ch in p)]   # punctuation pieces do not count
+        many = (len(letters) >= FRAGMENT_PIECES and any(c < RARE_PIECE_COUNT for _, c in letters)
+                if counts is not None else len(letters) >= FRAGMENT_PIECES_NO_COUNTS)
+        if many:
+            out.append(("".join(p for p, _ in letters).replace(WORD_MARKER, "").strip(), len(letters)))
     return out
 
 
@@ -116,11 +122,12 @@ def input_doubts(text: str, ids: Sequence[int], pieces: Sequence[str],
     if lang:
         notes.append(f"This looks like {lang}, not English. The model translates English into French: "
                      f"its output for other languages means little.")
-    cut = fragmented_words(pieces)
+    counts = [source_counts[i] for i in ids] if source_counts is not None else None
+    cut = fragmented_words(pieces, counts)
     if cut:
         listed = ", ".join(f"“{w}” ({n} pieces)" for w, n in cut[:4])
-        notes.append(f"Some words are not in the model's vocabulary and were cut into many small pieces: {listed}. "
-                     f"The model knows little about them; check their translation.")
+        notes.append(f"Some words are not in the model's vocabulary and were cut into pieces it rarely saw in "
+                     f"training: {listed}. The model knows little about them; check their translation.")
     return notes
 
 
