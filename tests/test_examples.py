@@ -42,10 +42,16 @@ def _key(s: str) -> str:
     return " ".join("".join(ch.lower() for ch in s if ch.isalnum() or ch.isspace()).split())
 
 
-@pytest.mark.skipif(not (DEFAULT_CHECKPOINT / RUN_CONFIG_FILE).is_file() or not SHARED_DATA.is_dir(),
-                    reason="needs the bundled run_config.json and the corpora in ../shared/data")
-def test_no_classic_is_in_the_bundled_models_training_data():
-    config = json.loads((DEFAULT_CHECKPOINT / RUN_CONFIG_FILE).read_text(encoding="utf-8"))
+RUN_CONFIGS = sorted((DEFAULT_CHECKPOINT.parent).glob(f"**/{RUN_CONFIG_FILE}"))
+
+
+@pytest.mark.skipif(not RUN_CONFIGS or not SHARED_DATA.is_dir(),
+                    reason="needs a checkpoint with run_config.json and the corpora in ../shared/data")
+@pytest.mark.parametrize("config_file", RUN_CONFIGS, ids=lambda p: p.parent.name)
+def test_no_classic_is_in_a_models_training_data(config_file):
+    """Every checkpoint that records its training run (the bundled one, the candidates): no classic sentence
+    is in any corpus it was trained on."""
+    config = json.loads(config_file.read_text(encoding="utf-8"))
     classics = {_key(c.text): c for c in examples.CLASSICS}
     root = Path(__file__).resolve().parent.parent
     for spec in config["train"]:
