@@ -8,21 +8,10 @@ from pathlib import Path
 
 import gradio as gr
 
-from transformer.config import (
-    APP_CONCURRENCY,
-    APP_MAX_THREADS,
-    APP_REDRAW_CONCURRENCY,
-    APP_TRANSLATE_WAITING,
-)
+from transformer.config import APP_CONCURRENCY, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY, APP_TRANSLATE_WAITING
 from transformer.translator import Translator
 
-from .events import (
-    NewTraceViews,
-    draw_on_select,
-    redraw_visible,
-    sentence_choices,
-    translate_callback,
-)
+from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback
 from .header import build_display_section, build_header, build_input_section
 from .links import BLUR_JS, link_loader, wire_links
 from .page import Page

@@ -17,14 +17,8 @@ import torch.distributed as dist
 from tqdm import tqdm
 
 from ..config import ModelConfig
-from ..io.checkpoint import (
-    PIECE_COUNTS_FILE,
-    REPLAY_FILE,
-    RUN_CONFIG_FILE,
-    TOKENIZER_FILE,
-    load_checkpoint,
-    save_checkpoint,
-)
+from ..io.checkpoint import (PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE, TOKENIZER_FILE, load_checkpoint,
+                             save_checkpoint)
 from ..io.tokenizer import Tokenizer, train_tokenizer
 from ..model.transformer import Transformer
 from ..replay import EXAMPLES, Replay

@@ -7,17 +7,7 @@ import gradio as gr
 from transformer.model.attention import scaled_dot_product_attention
 from transformer.viz import views
 
-from ..page import (
-    Fit,
-    Page,
-    TabView,
-    code_panel,
-    look_of,
-    no_trace,
-    one_head_row,
-    safe_view,
-    slider_update,
-)
+from ..page import Fit, Page, TabView, code_panel, look_of, no_trace, one_head_row, safe_view, slider_update
 
 
 def build_inside_tab(page: Page) -> TabView:
