@@ -10,10 +10,10 @@ import unicodedata
 from pathlib import Path
 from typing import Optional, Sequence
 
-
 from . import doubt
 from .batcher import MicroBatcher
-from .config import (APP_BATCH_WINDOW_S, APP_MAX_BATCH, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS, TOP_K, TRACE_CACHE_SIZE, TRACE_DEADLINE_S)
+from .config import (APP_BATCH_WINDOW_S, APP_MAX_BATCH, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES,
+                     MAX_INPUT_CHARS, TOP_K, TRACE_CACHE_SIZE, TRACE_DEADLINE_S)
 from .io.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS_FILE, load_checkpoint, load_piece_counts, resolve_device
 from .pieces import UNK_PIECE, WORD_MARKER
 from .model.decoding import cut_source, source_limit, trace_greedy, trace_greedy_batch, translate_batch
