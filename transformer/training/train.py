@@ -258,6 +258,7 @@ def main(argv=None) -> int:
         finish(run, state)
         copy_extras(run)
         run.log(f"done: best dev BLEU {state.best} at step {state.best_step}; checkpoint in {run.out / 'best'}")
-    if run.world > 1:
+    if run.world > 1:   # every process tears the group down together: one that leaves early can abort in gloo
+        dist.barrier()
         dist.destroy_process_group()
     return 0
