@@ -79,6 +79,19 @@ def attention_heatmap(
     return fast_figure([heat], layout, dark, font_size, size, title)
 
 
+def grid_axes(n: int, x0: float, y1: float, w: float, h: float) -> dict:
+    """The n-th small multiple's axes: no ticks, queries downwards, in its cell of the grid."""
+    return {f"xaxis{n}": dict(domain=[round(max(0.0, x0), 4), round(min(1.0, x0 + w), 4)], anchor=f"y{n}",
+                              showticklabels=False, showgrid=False),
+            f"yaxis{n}": dict(domain=[round(max(0.0, y1 - h), 4), round(min(1.0, y1), 4)], anchor=f"x{n}",
+                              showticklabels=False, showgrid=False, autorange="reversed")}
+
+
+def grid_label(text: str, x: float, y: float, xanchor: str, yanchor: str, font_size: int) -> dict:
+    return dict(text=text, x=x, y=y, xref="paper", yref="paper", xanchor=xanchor, yanchor=yanchor, showarrow=False,
+                font=dict(size=max(9, font_size - 1)))
+
+
 def attention_grid(
     attn: np.ndarray,                   # (L, H, Tq, Tk)
     query_labels: Sequence[str],
@@ -117,19 +130,12 @@ def attention_grid(
                 else:       # both traces of a head on the head's own 0..max range, so their colours agree
                     trace.update(colorscale=scale, zauto=False, zmin=0, zmax=max(head_max, 1.0))
                 data.append(trace)
-            x0 = h * (w + gap_x)
-            y1 = 1 - l * (h_ + gap_y)
-            layout[f"xaxis{n}"] = dict(domain=[round(max(0.0, x0), 4), round(min(1.0, x0 + w), 4)], anchor=f"y{n}", showticklabels=False, showgrid=False)
-            layout[f"yaxis{n}"] = dict(domain=[round(max(0.0, y1 - h_), 4), round(min(1.0, y1), 4)], anchor=f"x{n}", showticklabels=False, showgrid=False,
-                                       autorange="reversed")
+            x0, y1 = h * (w + gap_x), 1 - l * (h_ + gap_y)
+            layout.update(grid_axes(n, x0, y1, w, h_))
             if l == 0:      # heads named once above the top row, layers once left of each row
-                annotations.append(dict(text=f"H{h + 1}", x=round(x0 + w / 2, 4), y=1, xref="paper", yref="paper",
-                                        xanchor="center", yanchor="bottom", showarrow=False,
-                                        font=dict(size=max(9, font_size - 1))))
+                annotations.append(grid_label(f"H{h + 1}", round(x0 + w / 2, 4), 1, "center", "bottom", font_size))
             if h == 0:
-                annotations.append(dict(text=f"L{l + 1}", x=0, y=round(y1 - h_ / 2, 4), xref="paper", yref="paper",
-                                        xanchor="right", yanchor="middle", showarrow=False,
-                                        font=dict(size=max(9, font_size - 1))))
+                annotations.append(grid_label(f"L{l + 1}", 0, round(y1 - h_ / 2, 4), "right", "middle", font_size))
     layout["annotations"] = annotations
     layout["margin"] = dict(l=10 + 2 * font_size, r=10, t=top_margin(font_size, title) + font_size, b=10)   # L/H labels
     if masked is not None and masked.any():
