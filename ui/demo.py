@@ -84,43 +84,62 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         # trace, for /step_view and the other endpoints), without the figures.
         gr.Button(visible=False).click(run, text, result_outputs, api_name="translate", **model)
 
-        def pick(choice, *values):
-            if not choice:
-                return (gr.update(),) * (len(result_outputs) + 2) + (gr.skip(),) * len(fresh.outputs)
-            result, views_out = translated(choice, values)
-            return (choice, *result, *views_out)
-        for chooser in (picker, example):
-            chooser.input(pick, [chooser, *fresh.inputs], [text, *result_outputs, drawn, *fresh.outputs],
-                          api_visibility="undocumented", **model).then(
-                moved_on, [current_tab, drawn], moved, api_visibility="undocumented", queue=False)
+        wire_pickers((picker, example), translated, [text, *result_outputs, drawn], fresh, model,
+                     (moved_on, [current_tab, drawn], moved))
         example.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)
-        # A what-if branch, going back, your French: a new trace, redrawn as after Translate, except the step
-        # tab's fit (it would take the branch for the original).
-        branched = NewTraceViews.of(page, tabs, current_tab, after_branch=True)
-
-        def redraw_branch(trace, *values):
-            drawn_v, views_out = branched.views(trace, {}, *values)
-            return (drawn_v, *views_out)
-        for ev in page.model_events:
-            ev.then(redraw_branch, [trace_state, *branched.inputs], [drawn, *branched.outputs],
-                    api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
+        wire_branches(page, tabs, current_tab, drawn)
         for c in page.look:
             c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
-        load, link_outs = link_loader(translator, page, tabs)
-
-        def open_page(request: gr.Request, *values):
-            loaded = load(request)             # text, trace, French, info, pieces, step, tabs, tab, link controls
-            trace, step_v, tab_v, link_v = loaded[1], loaded[5], loaded[7], loaded[8:]
-            set_now = {step: step_v, **dict(zip(link_outs, link_v))}
-            drawn_v, views_out = fresh.views(trace, set_now, tab_v, *values[1:])
-            return (*loaded, drawn_v, *views_out)
-        # A link sets controls (kind, layer, head) whose change events redraw from values the browser may not
-        # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
-        demo.load(open_page, fresh.inputs, [text, *result_outputs, tabs_box, current_tab, *link_outs, drawn, *fresh.outputs],
-                  api_visibility="undocumented", **model).then(
-            draw_all, all_in, all_out, api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
+        wire_page_load(demo, translator, page, tabs, fresh, [text, *result_outputs, tabs_box, current_tab],
+                       drawn, (draw_all, all_in, all_out), model)
         wire_links(page, tabs, text, current_tab, link_btn, link_box)
     return demo
+
+
+def wire_pickers(choosers, translated, outputs: list, fresh: NewTraceViews, model: dict, after: tuple) -> None:
+    """The sentence picker and the examples: a choice is translated as if typed (`translated`), and shown in the
+    sentence box; `outputs`: the sentence box, the translation's outputs and `drawn`; then `after` runs."""
+    def pick(choice, *values):
+        if not choice:
+            return (gr.update(),) * len(outputs) + (gr.skip(),) * len(fresh.outputs)
+        result, views_out = translated(choice, values)
+        return (choice, *result, *views_out)
+    for chooser in choosers:
+        chooser.input(pick, [chooser, *fresh.inputs], [*outputs, *fresh.outputs], api_visibility="undocumented",
+                      **model).then(*after, api_visibility="undocumented", queue=False)
+
+
+def wire_branches(page: Page, tabs: list, current_tab: gr.State, drawn: gr.State) -> None:
+    """A what-if branch, going back, your French: a new trace, redrawn as after Translate, except the step
+    tab's fit (it would take the branch for the original)."""
+    branched = NewTraceViews.of(page, tabs, current_tab, after_branch=True)
+
+    def redraw_branch(trace, *values):
+        drawn_v, views_out = branched.views(trace, {}, *values)
+        return (drawn_v, *views_out)
+    for ev in page.model_events:
+        ev.then(redraw_branch, [page.trace, *branched.inputs], [drawn, *branched.outputs],
+                api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
+
+
+def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: list, fresh: NewTraceViews,
+                   loaded_outputs: list, drawn: gr.State, redraw: tuple, model: dict) -> None:
+    """At page load: the link's sentence (or the first example) translated and the view it names drawn, in one
+    event. `loaded_outputs`: the sentence box, the translation's outputs, the tab bar and the tab on screen."""
+    load, link_outs = link_loader(translator, page, tabs)
+    step = loaded_outputs[5]
+
+    def open_page(request: gr.Request, *values):
+        loaded = load(request)             # text, trace, French, info, pieces, step, tabs, tab, link controls
+        trace, step_v, tab_v, link_v = loaded[1], loaded[5], loaded[7], loaded[8:]
+        set_now = {step: step_v, **dict(zip(link_outs, link_v))}
+        drawn_v, views_out = fresh.views(trace, set_now, tab_v, *values[1:])
+        return (*loaded, drawn_v, *views_out)
+    # A link sets controls (kind, layer, head) whose change events redraw from values the browser may not
+    # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
+    demo.load(open_page, fresh.inputs, [*loaded_outputs, *link_outs, drawn, *fresh.outputs],
+              api_visibility="undocumented", **model).then(
+        *redraw, api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
 
 
 def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int) -> None:
