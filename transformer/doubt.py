@@ -61,17 +61,26 @@ def sentence_case(text: str) -> str:
                   lowered)
 
 
-def french_score(ids: Sequence[int], source_counts: Sequence[int], target_counts: Sequence[int]) -> float:
-    """Mean over the pieces of log(share among French training pieces / share among English ones):
-    above 0 the text is made of pieces the model met mostly on the French side."""
-    ids = [i for i in ids if i < len(source_counts)]
-    if not ids:
-        return float("-inf")
+def ordinary_case(text: str) -> str:
+    """The text in sentence case when it is mostly capitals (the model saw ordinary case), else as it is."""
+    return sentence_case(text) if mostly_capitals(text) else text
+
+
+def french_log_ratio(source_counts: Sequence[int], target_counts: Sequence[int]) -> np.ndarray:
+    """Per piece, log(share among French training pieces / share among English ones), add-one smoothed:
+    computed once per model (the translator keeps it)."""
     src = np.asarray(source_counts, dtype=np.float64)
     tgt = np.asarray(target_counts, dtype=np.float64)
-    s = (src[ids] + 1) / (src.sum() + len(src))
-    t = (tgt[ids] + 1) / (tgt.sum() + len(tgt))
-    return float(np.mean(np.log(t / s)))
+    return np.log((tgt + 1) / (tgt.sum() + len(tgt))) - np.log((src + 1) / (src.sum() + len(src)))
+
+
+def french_score(ids: Sequence[int], source_counts: Sequence[int], target_counts: Sequence[int],
+                 log_ratio: Optional[np.ndarray] = None) -> float:
+    """Mean over the pieces of ``french_log_ratio``: above 0 the text is made of pieces the model met mostly on
+    the French side. Pass `log_ratio` when it is at hand, so the counts are not read again."""
+    ratio = french_log_ratio(source_counts, target_counts) if log_ratio is None else log_ratio
+    ids = [i for i in ids if i < len(ratio)]
+    return float(np.mean(ratio[ids])) if ids else float("-inf")
 
 
 @lru_cache(maxsize=1)
@@ -110,19 +119,17 @@ def fragmented_words(pieces: Sequence[str], counts: Optional[Sequence[int]] = No
     return out
 
 
-def input_doubts(text: str, ids: Sequence[int], pieces: Sequence[str],
-                 source_counts: Optional[Sequence[int]] = None,
-                 target_counts: Optional[Sequence[int]] = None) -> list[str]:
-    """Notes on an input far from the training data (capitals are handled by the caller, who changes
-    the text: see ``mostly_capitals``)."""
+def input_doubts(text: str, ids: Sequence[int], pieces: Sequence[str], counts: Optional[Sequence[int]] = None,
+                 log_ratio: Optional[np.ndarray] = None) -> list[str]:
+    """Notes on an input far from the training data. `counts`: each piece's training count (Source.train_counts);
+    `log_ratio`: ``french_log_ratio`` of the model. Capitals are handled by the caller, who changes the text
+    (``ordinary_case``)."""
     notes = []
-    french = (source_counts is not None and target_counts is not None
-              and french_score(ids, source_counts, target_counts) > FRENCH_SCORE)
+    french = log_ratio is not None and french_score(ids, (), (), log_ratio) > FRENCH_SCORE
     lang = "French" if french else other_language(text)
     if lang:
         notes.append(f"This looks like {lang}, not English. The model translates English into French: "
                      f"its output for other languages means little.")
-    counts = [source_counts[i] for i in ids] if source_counts is not None else None
     cut = fragmented_words(pieces, counts)
     if cut:
         listed = ", ".join(f"“{w}” ({n} pieces)" for w, n in cut[:4])

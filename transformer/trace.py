@@ -14,6 +14,7 @@ views can show the mask doing its work.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal, Optional
 
 import numpy as np
@@ -139,9 +140,9 @@ class TranslationTrace:
     def timed_out(self) -> bool:
         return self.stop == "time"
 
-    @property
+    @cached_property
     def confidence(self) -> Confidence:
-        """How sure the model was of its chosen pieces (doubt.py)."""
+        """How sure the model was of its chosen pieces (doubt.py); computed once (the page and notes read it)."""
         return confidence(self.tgt_pieces, [s.prob for s in self.steps])
 
     @property

@@ -58,7 +58,7 @@ class Translator:
         counts = load_piece_counts(checkpoint)
         fits = bool(counts) and len(counts["source"]) == len(counts.get("target", ())) == self.cfg.vocab_size
         self.source_counts = counts["source"] if fits else None
-        self.target_counts = counts["target"] if fits else None
+        self.french_ratio = doubt.french_log_ratio(counts["source"], counts["target"]) if fits else None
         self.checkpoint_id = checkpoint_identity(checkpoint, self.device)
         self.cache = TraceCache(cache_size, keep=lambda t: not t.timed_out) if cache_size > 0 else None
         self.batcher = (MicroBatcher(self._trace_batch, max_batch, batch_workers, batch_window_s, "trace")
@@ -72,7 +72,7 @@ class Translator:
     def translate(self, sentences: Sequence[str], batch_tokens: int = BATCH_TOKENS, use_cache: bool = True) -> list[str]:
         """Batched greedy translation, sorted by length for speed, returned in input order."""
         texts = [clean_text(s) for s in sentences]
-        texts = [doubt.sentence_case(t) if doubt.mostly_capitals(t) else t for t in texts]   # as source() does
+        texts = [doubt.ordinary_case(t) for t in texts]                # as source() does
         out = translate_batch(self.model, self.tokenizer, texts, batch_tokens, self.max_src_tokens, use_cache)
         return [o if t else "" for o, t in zip(out, texts)]
 
@@ -87,8 +87,8 @@ class Translator:
         text = clean_text(text)
         if not text:
             raise ValueError("There is nothing to translate: type an English sentence.")
-        if doubt.mostly_capitals(text):
-            text = doubt.sentence_case(text)
+        if doubt.ordinary_case(text) != text:
+            text = doubt.ordinary_case(text)
             notes.append(f"Your text is mostly in capitals, which the model rarely saw in training: it translated it "
                          f"in ordinary case (“{text[:80]}{'…' if len(text) > 80 else ''}”).")
         ids, truncated = self.encode_source(text)
@@ -96,12 +96,12 @@ class Translator:
             notes.append(f"The input is longer than the model's limit of {self.max_src_tokens - 1} pieces; "
                          f"only the first {self.max_src_tokens - 1} were translated.")
         pieces = self.tokenizer.pieces(ids)
+        counts = tuple(int(self.source_counts[i]) for i in ids) if self.source_counts else ()
         if self.tokenizer.unk_id in ids and all(p in (WORD_MARKER, UNK_PIECE) for p in pieces[:-1]):
             notes.append("None of these characters are in the model's vocabulary (it knows English and French "
                          "text); they all became <unk>.")
         else:
-            notes += doubt.input_doubts(text, ids[:-1], pieces[:-1], self.source_counts, self.target_counts)
-        counts = tuple(int(self.source_counts[i]) for i in ids) if self.source_counts else ()
+            notes += doubt.input_doubts(text, ids[:-1], pieces[:-1], counts[:-1] or None, self.french_ratio)
         return Source(text, ids, pieces, truncated, tuple(notes), counts)
 
     def trace(self, text: str, top_k: int = TOP_K, max_new_tokens: Optional[int] = None,

@@ -65,6 +65,15 @@ def parse_spec(spec: str) -> tuple[str, float]:
     return spec, 1.0
 
 
+def epoch_counts(weights, rng: np.random.Generator) -> np.ndarray:
+    """How many times each pair is in one epoch: floor(weight), plus once more with probability weight - floor
+    (no draw when every weight is whole: the same batches as unweighted data)."""
+    w = np.asarray(weights, dtype=np.float64)
+    whole = np.floor(w).astype(np.int64)
+    share = w - whole
+    return whole + (rng.random(len(w)) < share) if share.any() else whole
+
+
 class ParallelData:
     """Tokenized pairs held as id arrays: src = x + [EOS]; tgt = [BOS] + y + [EOS]."""
 
@@ -87,14 +96,10 @@ class ParallelData:
         return int(per_pair.sum() if self.weights is None else (per_pair * self.weights).sum())
 
     def epoch_pairs(self, rng: np.random.Generator) -> np.ndarray:
-        """The pairs of one epoch: each floor(weight) times, plus once more with probability weight - floor."""
+        """The pairs of one epoch (``epoch_counts`` of each)."""
         if self.weights is None:
             return np.arange(len(self))
-        whole = np.floor(self.weights).astype(np.int64)
-        share = self.weights - whole
-        if share.any():               # no draw for whole weights: the same batches as unweighted data
-            whole = whole + (rng.random(len(self)) < share)
-        return np.repeat(np.arange(len(self)), whole)
+        return np.repeat(np.arange(len(self)), epoch_counts(self.weights, rng))
 
     def batches(self, max_tokens: int, seed: int, shuffle: bool = True) -> list[np.ndarray]:
         """Index arrays of similar-length pairs, each with at most max_tokens padded tokens per side.

@@ -23,7 +23,7 @@ from ..io.tokenizer import Tokenizer, train_tokenizer
 from ..model.transformer import Transformer
 from ..replay import EXAMPLES, Replay
 from .augment import AugmentConfig, augment
-from .data import ParallelData, parse_spec, read_corpus
+from .data import ParallelData, epoch_counts, parse_spec, read_corpus
 from .vocab_transfer import transfer_embedding
 
 SIZE_FIELDS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout", "max_len")
@@ -133,9 +133,7 @@ def load_corpora(specs) -> tuple[list[tuple[str, str]], list[float]]:
 
 def weighted_sample(pairs, weights, seed: int) -> list[tuple[str, str]]:
     """One epoch's worth of pairs drawn by the corpus weights (what the tokenizer is trained on)."""
-    rng = np.random.default_rng(seed)
-    w = np.asarray(weights, dtype=np.float64)
-    counts = np.floor(w).astype(np.int64) + (rng.random(len(w)) < w - np.floor(w))
+    counts = epoch_counts(weights, np.random.default_rng(seed))
     return [p for p, c in zip(pairs, counts) for _ in range(c)]
 
 
