@@ -5,7 +5,6 @@ Every function here redraws from the trace alone (no model run), so moving a sli
 from __future__ import annotations
 
 import html
-from urllib.parse import quote
 from dataclasses import dataclass
 from typing import Optional
 
@@ -18,7 +17,7 @@ from ..positional import sinusoidal_encoding
 from .. import examples
 from ..doubt import UNSURE_PIECE_P
 from ..trace import AttentionKind, AttentionMaps, TranslationTrace
-from . import analysis, figure, plots, positional_plots
+from . import analysis, figure, links, plots, positional_plots
 
 KIND_TITLES = {
     "encoder": "Encoder self-attention",
@@ -115,6 +114,12 @@ def confidence_line(trace: TranslationTrace) -> str:
                f'{UNSURE_PIECE_P:.0%}') + '</div>')
 
 
+def classic_link(c: examples.Classic) -> str:
+    """The link (query string) of the view a classic names, as Copy link writes links."""
+    view = dict(kv.split("=", 1) for kv in c.view.split("&"))
+    return links.query_string(c.text, view.pop("tab"), **view)
+
+
 def classic_line(text: str, link: bool = True) -> str:
     """For a classic of the attention literature (examples.py): where it is from and what to look at, and a
     link to that view (not in a standalone report, where a relative link leads nowhere)."""
@@ -123,7 +128,7 @@ def classic_line(text: str, link: bool = True) -> str:
         return ""
     data = f" {c.in_data}" if c.in_data else ""
     return (f'<div class="classic"><b>A classic</b> ({html.escape(c.source)}): {html.escape(c.look)} '
-            + (f'<a href="?text={quote(c.text)}&amp;{html.escape(c.view)}">Open that view</a>.' if link else "")
+            + (f'<a href="{html.escape(classic_link(c))}">Open that view</a>.' if link else "")
             + f'{html.escape(data)}</div>')
 
 
