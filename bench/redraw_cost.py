@@ -39,20 +39,10 @@ def payload_bytes(outputs, values) -> int:
 def build_page(tr, checkpoint: Path):
     """The app's page and tabs as ui/demo.py builds them (without the rest of the page's events)."""
     import gradio as gr
-    from ui.demo import build_tabs
-    from ui.header import build_display_section, build_header, build_input_section
-    from ui.page import Page
-    from ui.tabs import DEFAULT_TAB
-    from ui.tabs.learning import replay_of
+    from ui.demo import build_page as app_page
     with gr.Blocks():
-        trace_state, current, drawn = gr.State(None), gr.State(DEFAULT_TAB), gr.State(None)
-        look, large, _ = build_header()
-        text, _, results, _, look = build_input_section(lambda: build_display_section(tr.cfg, trace_state, look,
-                                                                                       large))
-        page = Page(tr.cfg, trace_state, look, replay_of(checkpoint), tr, english=text, original=gr.State(None),
-                    text=text, french=results[0], pieces=results[2])
-        tabs, _ = build_tabs(page, tr, checkpoint, current, drawn)
-    return page, tabs, current, drawn
+        parts = app_page(tr, checkpoint)
+    return parts.page, parts.tabs, parts.current_tab, parts.drawn
 
 
 def redraw_all(page, tabs):

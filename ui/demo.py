@@ -4,6 +4,7 @@ page's events (``build_demo``); ``serve`` launches it with its look.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
@@ -37,18 +38,43 @@ def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab
     return tabs, tabs_box
 
 
+@dataclass
+class PageParts:
+    """The page's components as ``build_page`` lays them out (the events come after, in ``build_demo``)."""
+
+    page: Page
+    tabs: list
+    tabs_box: gr.Tabs
+    current_tab: gr.State     # the tab on this user's screen: the only one a Translate draws
+    drawn: gr.State           # (what they were drawn from, the tabs drawn from it): see drawn_for
+    example: gr.Dropdown
+    picker: gr.Dropdown
+    go_btn: gr.Button
+    results: list             # French, run info, pieces
+    link: tuple               # Copy link button, link box
+
+
+def build_page(translator: Translator, checkpoint: Path) -> PageParts:
+    """Header, sentence box, sentence picker and the tabs, in a Blocks context the caller opened."""
+    trace_state = gr.State(None)   # this user's trace: every redraw reads it, none re-runs the model
+    current_tab, drawn = gr.State(DEFAULT_TAB), gr.State(None)
+    look, large, example = build_header()
+    text, go_btn, results, link, look = build_input_section(
+        lambda: build_display_section(translator.cfg, trace_state, look, large))
+    picker = gr.Dropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
+    page = Page(translator.cfg, trace_state, look, replay_of(checkpoint), translator, english=text,
+                original=gr.State(None), text=text, french=results[0], pieces=results[2])
+    tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab, drawn)
+    return PageParts(page, tabs, tabs_box, current_tab, drawn, example, picker, go_btn, results, link)
+
+
 def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY) -> gr.Blocks:
     with gr.Blocks(title="Transformer, step by step: English → French", delete_cache=delete_cache_setting()) as demo:
-        trace_state = gr.State(None)   # this user's trace: every redraw reads it, none re-runs the model
-        current_tab = gr.State(DEFAULT_TAB)   # the tab on this user's screen: the only one a Translate draws
-        drawn = gr.State(None)                # (what they were drawn from, the tabs drawn from it): see drawn_for
-        look, large, example = build_header()
-        text, go_btn, results, (link_btn, link_box), look = build_input_section(
-            lambda: build_display_section(translator.cfg, trace_state, look, large))
-        picker = gr.Dropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
-        page = Page(translator.cfg, trace_state, look, replay_of(checkpoint), translator, english=text,
-                    original=gr.State(None), text=text, french=results[0], pieces=results[2])
-        tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab, drawn)
+        parts = build_page(translator, checkpoint)
+        page, tabs, tabs_box, current_tab, drawn = parts.page, parts.tabs, parts.tabs_box, parts.current_tab, parts.drawn
+        text, trace_state, example, picker, go_btn, results = (page.text, page.trace, parts.example, parts.picker,
+                                                               parts.go_btn, parts.results)
+        link_btn, link_box = parts.link
 
         draw_all, all_in, all_out = redraw_visible(page, tabs, current_tab, drawn)
         step = next(tab.step_slider for tab in tabs if tab.step_slider is not None)
