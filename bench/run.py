@@ -190,7 +190,7 @@ def bench_app(reps: int, requests: int) -> dict:
     import psutil
     from gradio_client import Client
 
-    from bench.apprunner import start_app, stop_app
+    from tests.support.app import start_app, stop_app
     t0 = time.perf_counter()
     proc, url = start_app()
     try:

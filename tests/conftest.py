@@ -75,7 +75,7 @@ def random_batch(cfg, B=3, S=9, seed=0):
     return src
 
 
-from bench.apprunner import free_port, start_app, stop_app  # noqa: E402,F401  (shared with the benchmarks)
+from tests.support.app import free_port, start_app, stop_app  # noqa: E402,F401  (shared with the benchmarks)
 
 
 @pytest.fixture(scope="session")
@@ -83,6 +83,20 @@ def app_url(bundled_checkpoint):
     proc, url = start_app()
     yield url
     stop_app(proc)
+
+
+@pytest.fixture(scope="module")
+def tiny_translator(tmp_path_factory, tokenizer):
+    """A Translator over a tiny random model and the synthetic tokenizer: the app's code paths in milliseconds."""
+    from transformer.io.checkpoint import save_checkpoint
+    from transformer.translator import Translator
+    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
+                      d_ff=64, max_len=64)
+    torch.manual_seed(0)
+    folder = save_checkpoint(Transformer(cfg), tokenizer.path, tmp_path_factory.mktemp("ck") / "tiny")
+    tr = Translator(folder, "cpu")
+    tr.max_src_tokens = 24          # keep decoding short for the property test
+    return tr
 
 
 @pytest.fixture(scope="session")
@@ -98,7 +112,7 @@ def browser():
     """Debian's Chromium driven by playwright (never a downloaded browser); CI must have it. Per module:
     playwright's sync API keeps an event loop running while it is open, which later asyncio tests refuse."""
     import os
-    from tools.screenshots import CHROMIUM, FLAGS
+    from tests.support.browser import CHROMIUM, FLAGS
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail("chromium is not installed (CI must run the browser test: apt-get install chromium)")

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tools.screenshots import VIEWPORT, open_other_views, translate_and_step
+from tests.support.browser import VIEWPORT, open_other_views, translate_and_step
 
 
 def test_translate_step_and_explore_in_a_browser(browser, app_url, tmp_path):
@@ -63,7 +63,7 @@ def step_shown(page) -> int:
 
 def test_the_page_opens_with_an_example_translated(browser, app_url):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
-    from tools.screenshots import open_link
+    from tests.support.browser import open_link
     assert open_link(page, app_url).strip()
     assert page.locator("#src-text textarea").input_value().strip()
     page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)
@@ -75,7 +75,7 @@ def test_the_page_opens_with_an_example_translated(browser, app_url):
 
 
 def test_arrows_step_after_enter_and_only_where_stepping_is_shown(browser, app_url):
-    from tools.screenshots import open_link
+    from tests.support.browser import open_link
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     first = open_link(page, app_url, text="The cat is sleeping on the sofa.")
     box = page.locator("#src-text textarea")
@@ -101,7 +101,7 @@ def test_arrows_step_after_enter_and_only_where_stepping_is_shown(browser, app_u
 
 def test_a_text_link_opens_its_sentence_and_view(browser, app_url):
     gradio_client = pytest.importorskip("gradio_client")
-    from tools.screenshots import open_link
+    from tests.support.browser import open_link
     text = "Where is the nearest train station?"
     expected, *_ = gradio_client.Client(app_url, verbose=False).predict(text, api_name="/translate")
     page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -127,7 +127,7 @@ def test_a_text_link_opens_its_sentence_and_view(browser, app_url):
 
 
 def test_bad_link_values_fall_back_with_a_note(browser, app_url):
-    from tools.screenshots import open_link
+    from tests.support.browser import open_link
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -141,7 +141,7 @@ def test_bad_link_values_fall_back_with_a_note(browser, app_url):
 
 
 def test_presenter_mode_enlarges_the_whole_page(browser, app_url):
-    from tools.screenshots import open_link
+    from tests.support.browser import open_link
     page = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(page, app_url)
     page.locator("#topk-plot .js-plotly-plot").wait_for(timeout=60_000)
@@ -163,13 +163,13 @@ def test_presenter_mode_enlarges_the_whole_page(browser, app_url):
 
 def test_the_screenshot_script_names_every_tab():
     from ui.tabs import TAB_IDS
-    from tools.screenshots import TABS
+    from tests.support.browser import TABS
     assert TABS == TAB_IDS
 
 def test_why_this_word_views_in_a_browser(browser, app_url, tmp_path):
     """The KV-cache panel, the lines (hover isolates a piece's lines), the attribution (button) and the
     vectors each open and draw; a Code panel shows the project's own source."""
-    from tools.screenshots import open_why_views
+    from tests.support.browser import open_why_views
     page = browser.new_page(viewport=VIEWPORT)
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -178,7 +178,7 @@ def test_why_this_word_views_in_a_browser(browser, app_url, tmp_path):
     open_why_views(page, lambda name: (page.screenshot(path=str(tmp_path / f"why-{name}.png")), shots.append(name)))
     assert shots == ["kv-cache", "lines", "attribution", "vectors", "code"]
     assert "saved" in page.locator("#kv-cache").inner_text()
-    from tools.screenshots import open_tab
+    from tests.support.browser import open_tab
     open_tab(page, "Lines")
     page.locator("#lines-html svg text.tq").nth(1).hover()
     lines = page.locator("#lines-html svg line")
@@ -194,7 +194,7 @@ def test_why_this_word_views_in_a_browser(browser, app_url, tmp_path):
 def test_play_shows_the_step_the_slider_shows_at_the_chosen_speed(browser, app_url):
     """Play moves the slider and draws that step in one event: at every moment the slider, the step line and
     the figures' titles name the same step; the speed picker sets the seconds per step."""
-    from tools.screenshots import open_link
+    from tests.support.browser import open_link
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     open_link(page, app_url, text="We will meet tomorrow morning in front of the museum.")
     page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)

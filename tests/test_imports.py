@@ -3,7 +3,8 @@ need neither torch nor gradio nor SentencePiece, and only ui/ and app.py import 
 
 Layers, from the bottom: the torch-free core (config, pieces, trace, doubt, examples, ...) -> model/ -> io/
 -> training/ and the serving modules (translator, batcher, caches) -> cli/ -> ui/ -> app.py. viz/ sits on the
-core only. bench/, tools/ and tests/ may import anything of the product, the product none of them.
+core only. bench/, tools/ and tests/ may import anything of the product, the product none of them; bench/ and
+tools/ import what they share with the tests from tests/support/, and the tests never import bench/ or tools/.
 """
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ FORBIDDEN = {
     "transformer.viz": ("torch", "sentencepiece", "transformer.model", "transformer.io", "transformer.training",
                         "transformer.cli", *SERVING),
     "ui": ("bench", "tools", "tests", "app"),
+    "tests": ("bench", "tools"),           # the helpers the three share live in tests/support/
+    "bench": ("tools",),
+    "tools": ("bench",),
 }
 TORCH_FREE = ["transformer.config", "transformer.pieces", "transformer.trace", "transformer.doubt",
               "transformer.examples", "transformer.steering", "transformer.why", "transformer.replay",
@@ -64,6 +68,11 @@ def product_files() -> list[Path]:
     return sorted(ROOT.glob("transformer/**/*.py")) + sorted(ROOT.glob("ui/**/*.py"))
 
 
+def checked_files() -> list[Path]:
+    """The product, and the tests, benchmarks and tools around it."""
+    return product_files() + sorted(p for d in ("tests", "bench", "tools") for p in ROOT.glob(f"{d}/**/*.py"))
+
+
 def matches(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
@@ -75,7 +84,7 @@ def upward_imports(path: Path, root: Path = ROOT) -> list[tuple[str, str]]:
                    for imp in imports_of(path, root) for rule in rules if matches(imp, rule)})
 
 
-@pytest.mark.parametrize("path", product_files(), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", checked_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_upward_import(path):
     bad = upward_imports(path)
     assert not bad, f"{module_name(path)} imports {bad[0][0]} ({bad[0][1]} is above it)"
@@ -90,6 +99,10 @@ def test_the_rule_catches_an_upward_import(tmp_path):
     view.write_text("def f():\n    import torch\n", encoding="utf-8")
     assert ("transformer.translator", "transformer.translator") in upward_imports(model, tmp_path)
     assert upward_imports(view, tmp_path) == [("torch", "torch")]
+    helper = tmp_path / "tests" / "probe.py"
+    helper.parent.mkdir()
+    helper.write_text("from bench.load_test import Ids\n", encoding="utf-8")
+    assert ("bench.load_test", "bench") in upward_imports(helper, tmp_path)
 
 
 def test_the_core_and_the_pictures_load_without_torch_gradio_or_sentencepiece():

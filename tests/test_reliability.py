@@ -7,27 +7,12 @@ import subprocess
 import sys
 
 import pytest
-import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, free_port
-from transformer.config import MAX_INPUT_CHARS, ModelConfig
-from transformer.io.checkpoint import save_checkpoint
-from transformer.model.transformer import Transformer
-from transformer.translator import Translator
+from transformer.config import MAX_INPUT_CHARS
 from transformer.viz import report, views
-
-
-@pytest.fixture(scope="module")
-def tiny_translator(tmp_path_factory, tokenizer):
-    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                      d_ff=64, max_len=64)
-    torch.manual_seed(0)
-    folder = save_checkpoint(Transformer(cfg), tokenizer.path, tmp_path_factory.mktemp("ck") / "tiny")
-    tr = Translator(folder, "cpu")
-    tr.max_src_tokens = 24          # keep decoding short for the property test
-    return tr
 
 
 NASTY = st.one_of(

@@ -63,7 +63,7 @@ def test_forced_probabilities_equal_log_softmax_of_a_full_forward(model, tokeniz
     np.testing.assert_allclose(tr.decoder.scores, stack(out.decoder_self_attentions, "scores"), atol=1e-5)
     future = np.triu(np.ones((len(french),) * 2, bool), 1)
     assert np.isfinite(tr.decoder.scores).all() and (tr.decoder.probs[..., future] == 0).all()
-    assert tr.tgt_ids == french and [s.token_id for s in tr.steps] == french
+    assert list(tr.tgt_ids) == french and [s.token_id for s in tr.steps] == french
 
 
 def test_forcing_the_greedy_output_gives_rank_one_everywhere(model, tokenizer):
@@ -87,7 +87,7 @@ def test_a_branch_taking_the_greedy_piece_gives_the_greedy_translation(model, to
         assert same.tgt_ids == greedy.tgt_ids and same.translation == greedy.translation
     other = greedy.steps[1].topk_ids[1]
     b = branch(model, tokenizer, src, 1, other)
-    assert b.tgt_ids[:2] == [greedy.tgt_ids[0], other] and b.steps[1].token_id == other
+    assert b.tgt_ids[:2] == (greedy.tgt_ids[0], other) and b.steps[1].token_id == other
     # after the branch the decoding is greedy: every later step takes the model's top choice
     assert all(s.token_id == s.topk_ids[0] for s in b.steps[2:])
     # its probabilities are those of a forward pass over the branch's own pieces

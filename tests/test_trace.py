@@ -30,7 +30,7 @@ def test_trace_matches_a_teacher_forced_forward_pass(model_and_trace):
     model, trace = model_and_trace
     cfg = model.cfg
     src = torch.tensor([trace.source.ids])
-    tgt_in = torch.tensor([[cfg.bos_id] + trace.tgt_ids[:-1]])
+    tgt_in = torch.tensor([[cfg.bos_id, *trace.tgt_ids[:-1]]])
     with torch.inference_mode():
         out = model(src, tgt_in, output_attentions=True)
     stack = lambda ws, attr: torch.stack([getattr(w, attr)[0] for w in ws]).numpy()
@@ -48,18 +48,18 @@ def test_trace_matches_a_teacher_forced_forward_pass(model_and_trace):
     probs = torch.softmax(out.logits[0].float(), -1)
     for t, step in enumerate(trace.steps):
         top_p, top_i = probs[t].topk(5)
-        assert step.topk_ids == top_i.tolist() and step.token_id == int(probs[t].argmax())
+        assert list(step.topk_ids) == top_i.tolist() and step.token_id == int(probs[t].argmax())
         np.testing.assert_allclose(step.topk_probs, top_p.numpy(), **close)
 
 
 def test_trace_pieces_steps_and_axes_agree(model_and_trace, tokenizer):
     model, trace = model_and_trace
     T, S = len(trace.steps), len(trace.source.ids)
-    assert trace.tgt_pieces == tokenizer.pieces(trace.tgt_ids) == [s.piece for s in trace.steps]
-    assert trace.tgt_in_pieces == [BOS_PIECE] + trace.tgt_pieces[:-1]
+    assert list(trace.tgt_pieces) == tokenizer.pieces(trace.tgt_ids) == [s.piece for s in trace.steps]
+    assert trace.tgt_in_pieces == (BOS_PIECE, *trace.tgt_pieces[:-1])
     for t, step in enumerate(trace.steps):
         assert step.index == t and step.prefix == trace.tgt_in_pieces[: t + 1]
-    assert trace.finished == (trace.tgt_pieces[-1:] == [EOS_PIECE]) and trace.stop in ("end", "length")
+    assert trace.finished == (trace.tgt_pieces[-1:] == (EOS_PIECE,)) and trace.stop in ("end", "length")
     assert trace.translation == tokenizer.decode(trace.tgt_ids)
     shapes = {"encoder": (S, S), "decoder": (T, T), "cross": (T, S)}
     for kind in KINDS:
@@ -77,7 +77,7 @@ def test_decoder_scores_are_q_dot_k_of_the_model_future_cells_included(model_and
     projections W^Q, W^K of the decoder input: the future (masked) cells hold real numbers too."""
     model, trace = model_and_trace
     cfg = model.cfg
-    tgt_in = torch.tensor([[cfg.bos_id] + trace.tgt_ids[:-1]])
+    tgt_in = torch.tensor([[cfg.bos_id, *trace.tgt_ids[:-1]]])
     attn = model.decoder_layers[0].self_attn
     with torch.inference_mode():
         x = model.embed(tgt_in, 0)
@@ -103,3 +103,14 @@ def test_attention_maps_check_their_labels_and_are_read_only():
     with pytest.raises(ValueError, match="differ"):
         AttentionMaps("cross", probs.copy(), probs[:1].copy(), ["<s>", "▁le", "▁chat"],
                       ["▁the", "▁cat", "▁is", "▁here", "</s>"])
+
+
+def test_a_trace_holds_tuples_that_no_view_can_append_to(model_and_trace):
+    """A cached trace is shared by every user who asks for its sentence: its piece lists are tuples, even when
+    the code that built it passed lists."""
+    _, trace = model_and_trace
+    for seq in (trace.tgt_ids, trace.tgt_pieces, trace.steps, trace.source.ids, trace.source.pieces,
+                trace.steps[0].prefix, trace.steps[0].topk_pieces, trace.cross.queries, trace.cross.keys):
+        assert isinstance(seq, tuple)
+    with pytest.raises(AttributeError):
+        trace.steps.append(trace.steps[0])

@@ -26,17 +26,27 @@ KINDS: tuple[AttentionKind, ...] = ("encoder", "decoder", "cross")
 StopReason = Literal["end", "length", "time"]   # </s> produced, output length limit, time limit
 
 
+def freeze(obj, *names: str) -> None:
+    """Make these fields of a frozen dataclass tuples (callers may pass lists): a trace is shared by every user
+    who asks for its sentence, and nothing may append to it."""
+    for name in names:
+        object.__setattr__(obj, name, tuple(getattr(obj, name)))
+
+
 @dataclass(frozen=True)
 class Source:
     """The input as the model reads it: cleaned text, cut to the limits, and its pieces."""
 
     text: str
-    ids: list[int]                    # ending in </s>
-    pieces: list[str]
+    ids: tuple[int, ...]              # ending in </s>
+    pieces: tuple[str, ...]
     truncated: bool = False           # cut to the model's limit in pieces
     notes: tuple[str, ...] = ()       # what the user should be told about the input
     train_counts: tuple[int, ...] = ()  # how often each piece occurred in the training data (source side);
                                         # empty when the checkpoint has no piece_counts.json
+
+    def __post_init__(self) -> None:
+        freeze(self, "ids", "pieces", "notes", "train_counts")
 
 
 @dataclass(frozen=True)
@@ -44,13 +54,16 @@ class Step:
     """One greedy decoding step: the decoder input so far, what came out, and what was considered."""
 
     index: int                        # 0-based
-    prefix: list[str]                 # decoder input at this step: <s> y1 ... y_index
+    prefix: tuple[str, ...]           # decoder input at this step: <s> y1 ... y_index
     token_id: int                     # the chosen (most probable) piece
     piece: str
     prob: float
-    topk_ids: list[int]               # the top-k candidates, most probable first (the chosen one first)
-    topk_pieces: list[str]
-    topk_probs: list[float]
+    topk_ids: tuple[int, ...]         # the top-k candidates, most probable first (the chosen one first)
+    topk_pieces: tuple[str, ...]
+    topk_probs: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        freeze(self, "prefix", "topk_ids", "topk_pieces", "topk_probs")
 
 
 @dataclass(frozen=True)
@@ -60,14 +73,15 @@ class AttentionMaps:
     kind: AttentionKind
     probs: np.ndarray                 # (layers, heads, queries, keys): softmax(QKᵀ/√d_k), masked = 0
     scores: np.ndarray                # same shape: QKᵀ/√d_k before masking (future cells included)
-    queries: list[str]                # the piece at each query position
-    keys: list[str]                   # the piece at each key position
+    queries: tuple[str, ...]          # the piece at each query position
+    keys: tuple[str, ...]             # the piece at each key position
 
     def __post_init__(self) -> None:
         """Check the arrays against the pieces that label them (a shape bug must fail here, loudly, not draw a
         wrong picture), and make them read-only: a trace is shared by every user who asks for its sentence."""
         if self.kind not in KINDS:
             raise ValueError(f"unknown attention kind {self.kind!r}")
+        freeze(self, "queries", "keys")
         shape = (len(self.queries), len(self.keys))
         for name in ("probs", "scores"):
             a = getattr(self, name)
@@ -101,13 +115,13 @@ class AttentionMaps:
 
 @dataclass(frozen=True)
 class TranslationTrace:
-    """Everything the app draws, as numpy arrays and lists: no model is needed to redraw."""
+    """Everything the app draws, as read-only numpy arrays and tuples: no model is needed to redraw."""
 
     source: Source
     translation: str
-    tgt_ids: list[int]                # y1 ... y_n (y_n is </s> when decoding stopped there)
-    tgt_pieces: list[str]
-    steps: list[Step]
+    tgt_ids: tuple[int, ...]          # y1 ... y_n (y_n is </s> when decoding stopped there)
+    tgt_pieces: tuple[str, ...]
+    steps: tuple[Step, ...]
     encoder: AttentionMaps            # queries and keys: source pieces
     decoder: AttentionMaps            # queries and keys: decoder inputs <s> y1 ... y_{n-1}
     cross: AttentionMaps              # queries: decoder inputs; keys: source pieces
@@ -118,19 +132,22 @@ class TranslationTrace:
     seconds: float = 0.0              # decoding time, encoder included
     forced: bool = False              # a teacher-forced pass of given pieces (your French), not the model's choices
 
+    def __post_init__(self) -> None:
+        freeze(self, "tgt_ids", "tgt_pieces", "steps")
+
     def attention(self, kind: AttentionKind) -> AttentionMaps:
         if kind not in KINDS:
             raise ValueError(f"unknown attention kind {kind!r}")
         return getattr(self, kind)
 
     @property
-    def src_pieces(self) -> list[str]:
+    def src_pieces(self) -> tuple[str, ...]:
         return self.source.pieces
 
     @property
-    def tgt_in_pieces(self) -> list[str]:
+    def tgt_in_pieces(self) -> tuple[str, ...]:
         """The decoder's inputs: <s> y1 ... y_{n-1}."""
-        return self.steps[-1].prefix if self.steps else []
+        return self.steps[-1].prefix if self.steps else ()
 
     @property
     def finished(self) -> bool:

@@ -77,7 +77,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         link_btn, link_box = parts.link
 
         draw_all, all_in, all_out = redraw_visible(page, tabs, current_tab, drawn)
-        step = next(tab.step_slider for tab in tabs if tab.step_slider is not None)
+        step = page.step_slider
         result_outputs = [trace_state, *results, step]
         model = dict(concurrency_id="model",   # with the batcher, waiting requests are decoded together
                      concurrency_limit=APP_TRANSLATE_WAITING if getattr(translator, "batcher", None) else concurrency)

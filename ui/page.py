@@ -88,6 +88,13 @@ def code_panel(*objs) -> None:
         gr.Code("\n\n".join(textwrap.dedent(inspect.getsource(o)) for o in objs), language="python", interactive=False)
 
 
+def new_step_slider() -> gr.Slider:
+    """The slider over decoding steps, made with the page (Translate, your French and a branch set its range;
+    the Step tab shows it), so that no tab depends on another's having been built first."""
+    return gr.Slider(1, 2, value=1, step=1, label="Decoding step (or the ← → keys)", scale=4, elem_id="step-slider",
+                     interactive=False, buttons=[], render=False)   # no reset button: every move draws
+
+
 @dataclass
 class Page:
     """What every tab needs: the model's sizes, this user's trace, and the display controls."""
@@ -100,8 +107,9 @@ class Page:
     english: Optional[gr.Textbox] = None         # the sentence box (the attribution reads it)
     original: Optional[gr.State] = None          # the greedy trace, while a branch or your French is shown
     model_events: list = field(default_factory=list)   # events that set a new trace: every tab redraws after
-    step_slider: Optional[gr.Slider] = None
-    viewing: Optional[gr.HTML] = None            # says which trace the views show (greedy, a branch, your French)
+    step_slider: gr.Slider = field(default_factory=new_step_slider)   # rendered by the Step tab
+    viewing: gr.HTML = field(default_factory=lambda: gr.HTML("", elem_id="viewing", render=False))
+    # ...says which trace the views show (greedy, a branch, your French); rendered by the Step tab
     text: Optional[gr.Textbox] = None            # the English sentence box
     french: Optional[gr.Textbox] = None          # the French translation box
     pieces: Optional[gr.HTML] = None             # the source and target pieces
@@ -142,7 +150,6 @@ class TabView:
     controls: list
     outputs: list
     fits: list = field(default_factory=list)     # Fit: what a new trace resets in this tab
-    step_slider: Optional[gr.Slider] = None      # the slider over decoding steps: Translate sets its range
     link: dict = field(default_factory=dict)      # URL key (step, kind, layer, head) -> its control
     tab_id: str = ""                             # set by build_demo: the gr.Tab it lives in
 

@@ -168,7 +168,7 @@ def prepare_tokenizer(args, out: Path, extra, rank: int, world: int, log) -> Tok
 def prepare_data(args, tok: Tokenizer, extra, log) -> tuple[ParallelData, list]:
     t0 = time.time()
     pairs, weights = load_corpora(args.train)
-    train = tokenize(tok, pairs + extra, args.max_pieces, weights + [1.0] * len(extra))
+    train = tokenize(tok, pairs + extra, args.max_pieces, weights + [args.augment_weight] * len(extra))
     dev_sets = []
     for spec in args.dev:
         pairs = read_corpus(spec)
@@ -259,7 +259,8 @@ def start_run(args) -> Run:
     if rank == 0:
         save_run_config(args, out)
     extra = augment(load_corpora(args.augment_from or args.train)[0], args.seed,
-                    AugmentConfig(name_copies=args.name_copies, concatenations=args.concatenations,
+                    AugmentConfig(name_copies=args.name_copies, number_copies=args.number_copies,
+                                  templates=args.templates, concatenations=args.concatenations,
                                   concat_sizes=tuple(args.concat_sizes)), log) if args.augment else []
     tok = prepare_tokenizer(args, out, extra, rank, world, log)
     train, dev_sets = prepare_data(args, tok, extra, log)

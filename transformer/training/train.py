@@ -64,6 +64,12 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "corpus; name them as in --train, weights ignored)")
     d.add_argument("--name-copies", type=int, default=AugmentConfig.name_copies,
                    help="with --augment: copies of each pair naming Tom/Mary/John, with other people")
+    d.add_argument("--number-copies", type=int, default=AugmentConfig.number_copies,
+                   help="with --augment: copies of each pair holding a number, with other numbers")
+    d.add_argument("--templates", type=int, default=AugmentConfig.templates,
+                   help="with --augment: pairs made from the frames of dates, times, prices and counts")
+    d.add_argument("--augment-weight", type=float, default=1.0,
+                   help="with --augment: how often the generated pairs come per epoch, as a corpus's @W")
     d.add_argument("--concatenations", type=int, default=AugmentConfig.concatenations,
                    help="with --augment: multi-sentence pairs made by joining pairs")
     d.add_argument("--concat-sizes", type=int, nargs="+", default=list(AugmentConfig.concat_sizes),

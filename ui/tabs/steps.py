@@ -23,8 +23,7 @@ def build_steps_tab(page: Page) -> TabView:
     L = page.cfg.n_decoder_layers
     with gr.Row(equal_height=True, elem_id="step-controls"):   # one row, so that the figures stay on screen
         prev_btn = gr.Button("◀ Previous", elem_id="prev-step", scale=1, min_width=130)
-        step = gr.Slider(1, 2, value=1, step=1, label="Decoding step (or the ← → keys)", scale=4,
-                         elem_id="step-slider", interactive=False, buttons=[])   # no reset: every move draws
+        step = page.step_slider.render()   # made by the page (other tabs set its range too), shown here
         next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1, min_width=100)
         play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1, min_width=100)
         speed = gr.Dropdown(PLAY_SPEEDS, value=PLAY_INTERVAL_S, label="Speed", scale=1, min_width=110,
@@ -41,7 +40,6 @@ def build_steps_tab(page: Page) -> TabView:
     kv_html = kv_cache_accordion()
     code_panel(trace_greedy)
 
-    page.step_slider = step
     cand, step_no, candidates = build_what_if(page, step)
 
     @safe_view
@@ -59,7 +57,7 @@ def build_steps_tab(page: Page) -> TabView:
         return trace, ""
 
     tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps, kv_html, cand, step_no],
-                  [Fit(fit, [], [page.original, page.viewing], after_branch=False)], step)
+                  [Fit(fit, [], [page.original, page.viewing], after_branch=False)])
     tab.link = dict(step=step, layer=layer, head=head)
     # The step's figures come in the same event that moves the slider (Previous, Next, the keys, Play), so they
     # always show the step the slider shows; a drag of the slider is one event too.
@@ -132,7 +130,7 @@ def build_what_if(page: Page, step):
     """Under the step view: take another candidate (or a typed piece) at this step, continue greedily,
     compare with the original, and go back. Returns the candidate picker, the step as a number, and the
     function that lists a step's candidates (the step tab updates both with every step)."""
-    page.viewing = gr.HTML("", elem_id="viewing")
+    page.viewing.render()
     with gr.Accordion("What if? Take another piece at this step", open=False, elem_id="whatif-acc"):
         with gr.Row():
             cand = gr.Dropdown([], value=None, label="Another candidate at this step", elem_id="whatif-cand", scale=2)

@@ -1,0 +1,124 @@
+"""Driving the app in Debian's Chromium through playwright (never a downloaded browser): the steps the
+browser tests take, shared with tools/screenshots.py and bench/record_browser.py, which import them from here."""
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from urllib.parse import urlencode
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
+         "--no-first-run", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1440, "height": 1650}
+SENTENCE = "The cat is sleeping on the sofa."
+WAIT_MS = 90_000
+TABS = ["steps", "explorer", "summary", "positional", "inside", "why", "steer", "learned", "about"]   # ui.tabs.TAB_IDS, without importing gradio
+SETTLE_S = 1.2   # for the figures to finish drawing after a tab or look change
+
+
+def plots_in(page, elem_id):
+    return page.locator(f"#{elem_id} .js-plotly-plot")
+
+
+def french(page) -> str:
+    return page.locator("#fr-text textarea").input_value()
+
+
+def open_link(page, url: str, **query) -> str:
+    """Open the app on a link (``text=``, ``tab=``, ...) and wait for its translation; returns the French."""
+    page.goto(url + ("?" + urlencode(query) if query else ""))
+    page.wait_for_function("() => { const t = document.querySelector('#fr-text textarea'); return t && t.value; }",
+                           timeout=WAIT_MS)
+    return french(page)
+
+
+def translate_and_step(page, url: str, sentence: str = SENTENCE) -> str:
+    """Open the app on `sentence` (a ?text= link), wait for the step view, then go to step 3 with the Next
+    button and the → key. Returns the French."""
+    open_link(page, url, text=sentence)
+    plots_in(page, "topk-plot").wait_for(timeout=WAIT_MS)
+    plots_in(page, "cross-step-plot").wait_for(timeout=WAIT_MS)
+    page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=WAIT_MS)
+    page.click("#next-step")
+    page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
+    page.locator("body").press("ArrowRight")
+    page.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=WAIT_MS)
+    return french(page)
+
+
+def open_other_views(page) -> None:
+    """The attention explorer, the positional encoding and inside one head, each drawn; ends on the last."""
+    page.get_by_role("tab", name="Attention explorer").click()
+    plots_in(page, "explorer-plot").wait_for(timeout=WAIT_MS)
+    plots_in(page, "grid-plot").wait_for(timeout=WAIT_MS)
+    page.get_by_role("tab", name="Positional encoding").click()
+    plots_in(page, "pe-heatmap").wait_for(timeout=WAIT_MS)
+    page.get_by_role("tab", name="Inside one head").click()
+    plots_in(page, "inside-plot").wait_for(timeout=WAIT_MS)
+
+
+def set_look(page, dark: bool, presenter: bool) -> None:
+    """The Dark look and presenter mode, as a lecturer sets them (each redraws every figure)."""
+    if dark:
+        page.locator("#look label:has-text('Dark')").click()
+        page.wait_for_function("() => document.body.classList.contains('dark')", timeout=WAIT_MS)
+    if presenter:
+        page.locator("#presenter input").check()
+        page.wait_for_function("() => document.body.classList.contains('presenter')", timeout=WAIT_MS)
+    time.sleep(SETTLE_S)
+
+
+def show_tab(page, tab: str) -> None:
+    page.locator(f"[role=tab][data-tab-id='{tab}']").click()
+    page.wait_for_selector(f"[role=tab][data-tab-id='{tab}'][aria-selected=true]", timeout=WAIT_MS)
+    drawn = {"about": None, "why": "#lines-html svg", "steer": "#forced-text"}.get(
+        tab, "[role=tabpanel]:visible .js-plotly-plot")          # what shows that the tab is drawn
+    if drawn:
+        page.locator(drawn).first.wait_for(state="attached", timeout=WAIT_MS)
+    time.sleep(SETTLE_S)
+
+
+def open_tab(page, name: str) -> None:
+    """Click a tab by its name; on a narrow screen Gradio folds tabs into a "More tabs" menu."""
+    tab = page.get_by_role("tab", name=name, exact=True)
+    if tab.count() and tab.first.is_visible():
+        tab.first.click()
+        return
+    item = page.locator(".overflow-dropdown button").filter(has_text=re.compile(f"^\\s*{re.escape(name)}\\s*$"))
+    menu = page.locator(".overflow-menu").filter(has=item)
+    menu.locator("button[aria-label='More tabs']").first.click()
+    menu.locator(".overflow-dropdown button").filter(has_text=re.compile(f"^\\s*{re.escape(name)}\\s*$")).first.click()
+
+
+def open_why_views(page, shots=None) -> None:
+    """After a translation: the KV-cache panel of Step by step, then Why this word's lines, attribution
+    (computed by its button) and vectors, each drawn; `shots(name)` is called after each view."""
+    take = shots or (lambda name: None)
+
+    def shots(name, top=None, hover=None):
+        if top:
+            page.locator(top).first.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+        if hover:
+            page.locator(hover).first.hover()
+        take(name)
+    open_tab(page, "Step by step")
+    page.get_by_text("KV cache at this step").click()
+    page.wait_for_selector("#kv-cache .kv-view", timeout=WAIT_MS)
+    shots("kv-cache", "#step-info")
+    open_tab(page, "Why this word")
+    page.wait_for_selector("#lines-html svg line", state="attached", timeout=WAIT_MS)   # a level line has no height
+    shots("lines", "#lines-caption", "#lines-html svg text.tq.q1")     # hovering a piece isolates its lines
+    open_tab(page, "Attribution")
+    page.click("#attr-btn")
+    page.wait_for_selector("#attr-gap:has-text('gap')", timeout=WAIT_MS)
+    plots_in(page, "attr-ig").wait_for(timeout=WAIT_MS)
+    plots_in(page, "attr-agree").wait_for(timeout=WAIT_MS)
+    shots("attribution", "#attr-gap")
+    open_tab(page, "Vectors")
+    plots_in(page, "vectors-plot").wait_for(timeout=WAIT_MS)
+    page.wait_for_selector("#vectors-text:has-text('√')", timeout=WAIT_MS)
+    shots("vectors", "#vectors-text")
+    page.locator("#vectors-plot").locator("xpath=following::button[contains(., 'Code')][1]").click()
+    page.wait_for_selector(".cm-content:has-text('def head_vectors')", timeout=WAIT_MS)
+    shots("code", ".cm-content")
