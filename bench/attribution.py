@@ -15,7 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from transformer.config import APP_TORCH_THREADS, IG_STEPS  # noqa: E402
+from transformer.config import IG_STEPS  # noqa: E402
+from ui.settings import APP_TORCH_THREADS  # noqa: E402
 from transformer.model.attribution import attribute  # noqa: E402
 from transformer.translator import Translator  # noqa: E402
 

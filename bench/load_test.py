@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support.app import start_app, stop_app  # noqa: E402
 from tests.support.gradio_page import AppConfig, Page  # noqa: E402
-from transformer.config import APP_CONCURRENCY  # noqa: E402
+from ui.settings import APP_CONCURRENCY  # noqa: E402
 
 SUBJECTS = ["My sister", "The teacher", "Our neighbour", "A young boy", "The old woman", "His friend", "The doctor",
             "My father"]

@@ -5,7 +5,7 @@ import asyncio
 import os
 import time
 
-from transformer.config import APP_CACHE_CLEAN_S
+from ui.settings import APP_CACHE_CLEAN_S
 from ui import reports
 from tests.support.app import start_app, stop_app
 

@@ -1,8 +1,10 @@
 """Every size, special id, limit and default of the project, in one place (no torch, no gradio).
 
 The model's sizes live in ``ModelConfig`` (saved as ``config.json`` beside the weights); the
-limits that keep one request bounded, and the defaults of the app's views, are the constants
-below. Nothing else in the package hard-codes them.
+limits that keep one request bounded, and the defaults of the views, are the constants below.
+The server's settings are elsewhere: the web app's in ``ui/settings.py``, the shared caches' and the
+batcher's sizes beside them (``trace_cache.py``, ``translator.py``); colours and type sizes in
+``viz/style.py``.
 """
 from __future__ import annotations
 
@@ -83,24 +85,6 @@ MAX_FORCED_PIECES = MAX_SOURCE_PIECES   # your French, in pieces with </s> (also
 BATCH_TOKENS = 6000         # padded source tokens per batch
 MAX_BATCH_SENTENCES = 256
 
-# ------------------------------------------------------------------ the app
-APP_CONCURRENCY = 2         # translations at once (one per core on the 2-core machine it was tuned on)
-APP_TORCH_THREADS = 1       # intra-op threads per translation: concurrent requests share the cores
-APP_QUEUE_SIZE = 256        # requests that may wait before new ones are turned away
-APP_REDRAW_CONCURRENCY = 4  # figure redraws at once
-APP_DRAW_CACHE = 512        # drawn views kept for every user looking at the same trace the same way (app.DRAWS)
-APP_PORT = 7860
-TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
-PLAY_INTERVAL_S = 1.0       # seconds per step when the step-by-step view plays (the default speed)
-PLAY_SPEEDS = [("0.5 s/step", 0.5), ("1 s/step", 1.0), ("2 s/step", 2.0), ("3 s/step", 3.0)]   # the speeds offered, seconds per step
-TRACE_CACHE_SIZE = 256      # finished traces kept in memory (same sentence, same settings: one model run)
-APP_MAX_BATCH = 16          # concurrent Translate requests decoded together in one batch, at most
-APP_BATCH_WINDOW_S = 0.0    # extra wait for more requests before a batch starts (0: take only those already waiting)
-APP_TRANSLATE_WAITING = 32  # Translate requests Gradio hands to the batcher at once (they wait there, not in its queue)
-APP_MAX_THREADS = 80        # Gradio's worker threads: room for the waiting translations and the redraws
-APP_CACHE_CLEAN_S = (300, 1800)   # Gradio's delete_cache: every 5 min, delete its copies of users' files older than 30 min
-APP_REPORT_KEEP_S = 120     # our own report files are deleted this long after (Gradio serves its copy)
-
 # ------------------------------------------------------------------ the views
 PE_MIN_POSITIONS = 64       # the positional-encoding view shows at least this many positions
 PE_DEFAULT_DIMS = (0, 1, 8, 9, 64, 65)
@@ -110,12 +94,9 @@ PATTERN_THRESHOLD = 0.4     # a head is labelled by a pattern that gets at least
 BROAD_ENTROPY = 0.8         # ... or called "broad" above this normalised entropy
 ROLLOUT_RESIDUAL = 0.5      # weight of attention against the residual path in attention rollout
 REPORT_TOP_CANDIDATES = 5   # candidates per step in the HTML report's table
-MASK_COLOR = "#9e9e9e"      # masked (future) cells: a fixed grey under a white hatch, unlike any value
-MASK_COLOR_GREYS = "#c9a66b"   # ... a muted tan where the scale itself is grey
 LABEL_MAX_CHARS = 12        # longer axis labels (numbered: "3 ▁la") are cut with "…" (the full piece is in the hover)
 PREFIX_SHOWN_PIECES = 12    # the step view shows the last pieces of a long prefix (the full one on hover)
 CELL_VALUES_MAX_PIECES = 14 # "inside one head" prints values in the cells up to this many pieces a side
-BASE_FONT, PRESENTER_FONT = 14, 19   # figure type size (px): normal and presenter mode
 
 
 # ------------------------------------------------------------------ "Why this word": attribution and vectors
@@ -123,4 +104,3 @@ IG_STEPS = 64               # Integrated Gradients: points on the straight path 
 ATTRIBUTION_TOKENS = 4096   # target positions per forward/backward pass (rows × target length): bounds memory
 ATTRIBUTION_MAX_PIECES = 48 # longest source or translation (pieces) the app attributes: bounds the time
 LINES_MIN_WEIGHT = 0.02     # the lines view leaves out weights below this (invisible anyway)
-HEAD_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")

@@ -17,8 +17,9 @@ from typing import Callable, Hashable
 import numpy as np
 from cachetools import LRUCache
 
-from .config import TRACE_CACHE_SIZE
 from .trace import KINDS, TranslationTrace
+
+TRACE_CACHE_SIZE = 256      # finished traces kept in memory (same sentence, same settings: one model run)
 
 
 @dataclass(frozen=True)

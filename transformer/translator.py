@@ -12,8 +12,7 @@ from typing import Optional, Sequence
 
 from . import doubt
 from .batcher import MicroBatcher
-from .config import (APP_BATCH_WINDOW_S, APP_MAX_BATCH, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES,
-                     MAX_INPUT_CHARS, TOP_K, TRACE_CACHE_SIZE, TRACE_DEADLINE_S)
+from .config import BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS, TOP_K, TRACE_DEADLINE_S
 from .io.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS_FILE, load_checkpoint, load_piece_counts, resolve_device
 from .pieces import UNK_PIECE, WORD_MARKER
 from .model.decoding import cut_source, source_limit, trace_greedy, trace_greedy_batch, translate_batch
@@ -21,7 +20,10 @@ from .model.optimize import optimize_for_inference
 from .model.search import beam_search, branch, forced_pass
 from .steering import BeamResult, ForcedResult
 from .trace import Source, TranslationTrace
-from .trace_cache import TraceCache, TraceKey
+from .trace_cache import TRACE_CACHE_SIZE, TraceCache, TraceKey
+
+MAX_BATCH = 16          # concurrent requests decoded together in one batch, at most
+BATCH_WINDOW_S = 0.0    # extra wait for more requests before a batch starts (0: take only those already waiting)
 
 
 def clean_text(text: str) -> str:
@@ -47,8 +49,8 @@ class Translator:
     together (``batcher.py``)."""
 
     def __init__(self, checkpoint: Optional[str | Path] = None, device: str = "auto",
-                 cache_size: int = TRACE_CACHE_SIZE, batch_workers: int = 0, max_batch: int = APP_MAX_BATCH,
-                 batch_window_s: float = APP_BATCH_WINDOW_S) -> None:
+                 cache_size: int = TRACE_CACHE_SIZE, batch_workers: int = 0, max_batch: int = MAX_BATCH,
+                 batch_window_s: float = BATCH_WINDOW_S) -> None:
         self.device = resolve_device(device)
         model, self.tokenizer = load_checkpoint(checkpoint, self.device)
         self.model = optimize_for_inference(model)

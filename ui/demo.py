@@ -9,7 +9,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from transformer.config import APP_CONCURRENCY, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY, APP_TRANSLATE_WAITING
+from .settings import APP_CONCURRENCY, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY, APP_TRANSLATE_WAITING
 from transformer.translator import Translator
 
 from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback

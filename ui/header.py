@@ -10,7 +10,8 @@ from typing import Callable
 import gradio as gr
 
 from transformer import examples
-from transformer.config import TEXTBOX_MAX_CHARS, ModelConfig
+from transformer.config import ModelConfig
+from .settings import TEXTBOX_MAX_CHARS
 from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE
 from transformer.viz.report import build_report, report_filename
 

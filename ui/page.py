@@ -13,7 +13,8 @@ from typing import Callable, Optional
 import gradio as gr
 from gradio.components.plot import PlotData
 
-from transformer.config import APP_DRAW_CACHE, MAX_INPUT_CHARS, ModelConfig
+from transformer.config import MAX_INPUT_CHARS, ModelConfig
+from .settings import APP_DRAW_CACHE
 from transformer.draw_cache import DrawCache
 from transformer.replay import Replay
 from transformer.translator import Translator, clean_text

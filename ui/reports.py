@@ -7,7 +7,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from transformer.config import APP_CACHE_CLEAN_S, APP_REPORT_KEEP_S
+from .settings import APP_CACHE_CLEAN_S, APP_REPORT_KEEP_S
 
 from .page import log
 

@@ -12,7 +12,8 @@ import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
 
-from ..config import BASE_FONT, LABEL_MAX_CHARS, MASK_COLOR, MASK_COLOR_GREYS
+from ..config import LABEL_MAX_CHARS
+from .style import BASE_FONT, MASK_COLOR, MASK_COLOR_GREYS
 
 
 def _stops(colors: Sequence[str]) -> list:

@@ -14,7 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 
-from ..config import (CELL_VALUES_MAX_PIECES, MASK_COLOR)
+from ..config import CELL_VALUES_MAX_PIECES
+from .style import MASK_COLOR
 from .analysis import HeadSteps
 from .figure import (DEFAULT_SCALE, GRID_UNITS, SCORE_SCALE, cat_ticks, colorscale_for, esc, esc_all, f32, fast_figure,
                      grow, heatmap_height, label_room, mask_color, mask_hatch, numbered, thousandths, ticks, top_margin)

@@ -7,6 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .figure import GRID_UNITS, SCORE_SCALE, f32, fast_figure, grow, top_margin
+from .style import PALETTE
 
 
 def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoidal positional encoding",
@@ -34,7 +35,6 @@ def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoid
     return fast_figure([heat], layout, dark, font_size, grow(420, font_size), title)
 
 
-CURVE_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#999999"]
 
 
 def positional_curves(pe: np.ndarray, dims: Sequence[int], n_marked: int = 0, dark: bool = False,
@@ -45,7 +45,7 @@ def positional_curves(pe: np.ndarray, dims: Sequence[int], n_marked: int = 0, da
     T, D = pe.shape
     data = []
     for i, d in enumerate(x for x in dims if 0 <= x < D):
-        kind, color = "sin" if d % 2 == 0 else "cos", CURVE_COLORS[i % len(CURVE_COLORS)]
+        kind, color = "sin" if d % 2 == 0 else "cos", PALETTE[i % len(PALETTE)]
         name = f"dim {d} {kind}, λ {2 * np.pi * 10000 ** ((d - d % 2) / D):.1f}"
         if between is not None:
             xs = np.round(np.linspace(0, T - 1, len(between)), 2)

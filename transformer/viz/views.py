@@ -10,8 +10,9 @@ from typing import Optional
 
 import numpy as np
 
-from ..config import (BASE_FONT, BROAD_ENTROPY, PATTERN_THRESHOLD, PE_DEFAULT_DIMS, PE_MIN_POSITIONS,
-                      PRESENTER_FONT, PREFIX_SHOWN_PIECES, RARE_PIECE_COUNT)
+from ..config import (BROAD_ENTROPY, PATTERN_THRESHOLD, PE_DEFAULT_DIMS, PE_MIN_POSITIONS, PREFIX_SHOWN_PIECES,
+                      RARE_PIECE_COUNT)
+from .style import BASE_FONT, PRESENTER_FONT
 from ..pieces import EOS_PIECE, detokenize
 from ..positional import sinusoidal_encoding
 from .. import examples

@@ -9,7 +9,8 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import spearmanr
 
-from ..config import HEAD_COLORS, LINES_MIN_WEIGHT
+from ..config import LINES_MIN_WEIGHT
+from .style import PALETTE
 from ..why import METHOD_TITLES, Attribution, HeadVectors, InputParts
 from . import figure, plots
 
@@ -41,13 +42,13 @@ def lines_html(probs: np.ndarray, heads: Sequence[int], queries: Sequence[str], 
     y = lambda i: 14 + i * ROW_PX
     segs = line_segments(probs, heads)
     lines = "".join(f'<line class="q{i} k{j}" data-h="{h + 1}" data-q="{i}" data-k="{j}" data-w="{w:.6f}" '
-                    f'x1="{x0 + 6}" y1="{y(i) - 4}" x2="{x1 - 6}" y2="{y(j) - 4}" stroke="{HEAD_COLORS[h % len(HEAD_COLORS)]}" '
+                    f'x1="{x0 + 6}" y1="{y(i) - 4}" x2="{x1 - 6}" y2="{y(j) - 4}" stroke="{PALETTE[h % len(PALETTE)]}" '
                     f'stroke-opacity="{w:.3f}" stroke-width="2.5"><title>head {h + 1}: {w:.3f}</title></line>'
                     for h, i, j, w in segs)
     text = lambda cls, x, anchor, labels: "".join(
         f'<text class="{cls} {cls[1]}{i}" tabindex="0" x="{x}" y="{y(i)}" text-anchor="{anchor}">{html.escape(p)}</text>'
         for i, p in enumerate(labels))
-    legend = " ".join(f'<span style="color:{HEAD_COLORS[h % len(HEAD_COLORS)]}">■ head {h + 1}</span>' for h in heads)
+    legend = " ".join(f'<span style="color:{PALETTE[h % len(PALETTE)]}">■ head {h + 1}</span>' for h in heads)
     return (f'<div class="lines-view" id="{uid}"><style>{_isolate_css(uid, len(queries), len(keys))}</style>'
             f'<div class="lines-title"><b>{html.escape(title)}</b> · {legend}</div>'
             f'<div class="lines-hint">Hover or tap a piece to see only its lines. Lines under {LINES_MIN_WEIGHT} '

@@ -6,7 +6,8 @@ import html
 
 import gradio as gr
 
-from transformer.config import BEAM_DEFAULT, BEAM_MAX, TEXTBOX_MAX_CHARS
+from transformer.config import BEAM_DEFAULT, BEAM_MAX
+from ..settings import TEXTBOX_MAX_CHARS
 from transformer.translator import Translator
 from transformer.viz import steering as steer_views
 from transformer.viz import views

@@ -7,7 +7,8 @@ import html
 
 import gradio as gr
 
-from transformer.config import PLAY_INTERVAL_S, PLAY_SPEEDS, ModelConfig
+from transformer.config import ModelConfig
+from ..settings import PLAY_INTERVAL_S, PLAY_SPEEDS
 from transformer.model.attention import MultiHeadAttention
 from transformer.model.decoding import trace_greedy
 from transformer.translator import Translator

@@ -1,0 +1,19 @@
+"""The web app's server settings (no gradio here: the benchmarks read them too). The model's sizes and the
+limits of one translation are in transformer/config.py; the shared caches' and the batcher's sizes beside them."""
+from __future__ import annotations
+
+from transformer.config import MAX_INPUT_CHARS
+
+APP_CONCURRENCY = 2         # translations at once (one per core on the 2-core machine it was tuned on)
+APP_TORCH_THREADS = 1       # intra-op threads per translation: concurrent requests share the cores
+APP_QUEUE_SIZE = 256        # requests that may wait before new ones are turned away
+APP_REDRAW_CONCURRENCY = 4  # figure redraws at once
+APP_DRAW_CACHE = 512        # drawn views kept for every user looking at the same trace the same way (page.DRAWS)
+APP_PORT = 7860
+APP_TRANSLATE_WAITING = 32  # Translate requests Gradio hands to the batcher at once (they wait there, not in its queue)
+APP_MAX_THREADS = 80        # Gradio's worker threads: room for the waiting translations and the redraws
+APP_CACHE_CLEAN_S = (300, 1800)   # Gradio's delete_cache: every 5 min, delete its copies of users' files older than 30 min
+APP_REPORT_KEEP_S = 120     # our own report files are deleted this long after (Gradio serves its copy)
+TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
+PLAY_INTERVAL_S = 1.0       # seconds per step when the step-by-step view plays (the default speed)
+PLAY_SPEEDS = [("0.5 s/step", 0.5), ("1 s/step", 1.0), ("2 s/step", 2.0), ("3 s/step", 3.0)]   # seconds per step
