@@ -16,10 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from ui.settings import APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_TORCH_THREADS
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from transformer.translator import Translator
 from ui.demo import build_demo, serve
+from ui.settings import APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_TORCH_THREADS
 
 log = logging.getLogger("app")
 

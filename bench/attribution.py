@@ -16,9 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from transformer.config import IG_STEPS  # noqa: E402
-from ui.settings import APP_TORCH_THREADS  # noqa: E402
 from transformer.model.attribution import attribute  # noqa: E402
 from transformer.translator import Translator  # noqa: E402
+from ui.settings import APP_TORCH_THREADS  # noqa: E402
 
 SENTENCE = "We will meet tomorrow morning in front of the big old museum."   # 12 words
 OTHERS = ["The cat is sleeping on the sofa.", "She has been learning to play the piano for three years."]

@@ -1,5 +1,5 @@
-"""The order of the tab bar is free: a tab uses only the parts the page declares, never another tab's
-internals, so building the tabs in another order wires every event to the same components."""
+"""The page's wiring: the order of the tab bar is free (a tab uses only the parts the page declares, never
+another tab's internals), and the public API needs no hidden component."""
 from __future__ import annotations
 
 import re
@@ -28,3 +28,18 @@ def test_tabs_built_in_reverse_order_wire_the_same_events(tiny_translator, tmp_p
     forced = [outputs for name, _, outputs in forward if name == "forced_decoding"]
     assert forced and "step-slider" in forced[0]          # your French sets the step range
     assert backward == forward
+
+
+def test_the_public_api_needs_no_hidden_component(tiny_translator, tmp_path):
+    """Endpoints without page state are Gradio API routes (gr.api); those with it (/translate keeps this
+    session's trace for /step_view) have no trigger on the page. No hidden button or number carries them."""
+    import ui.demo
+    cfg = ui.demo.build_demo(tiny_translator, tmp_path).config
+    comps = {c["id"]: c for c in cfg["components"]}
+    hidden = {i for i, c in comps.items() if c.get("props", {}).get("visible") is False}
+    public = {d["api_name"]: d for d in cfg["dependencies"] if d.get("api_visibility", "public") == "public"}
+    assert {"translate", "step_view", "explorer", "attribution", "what_if", "beam_search", "forced_decoding"} <= set(public)
+    for name, d in public.items():
+        used = {t[0] for t in d["targets"] if t[0] is not None} | set(d["inputs"]) | set(d["outputs"])
+        assert not used & hidden, f"/{name} uses hidden components {[comps[i]['type'] for i in used & hidden]}"
+    assert not public["translate"]["targets"] and not public["what_if"]["targets"]   # no trigger on the page

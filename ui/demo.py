@@ -9,7 +9,6 @@ from pathlib import Path
 
 import gradio as gr
 
-from .settings import APP_CONCURRENCY, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY, APP_TRANSLATE_WAITING
 from transformer.translator import Translator
 
 from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback
@@ -17,6 +16,7 @@ from .header import build_display_section, build_header, build_input_section
 from .links import BLUR_JS, link_loader, wire_links
 from .page import Page
 from .reports import delete_cache_setting, sweep_reports
+from .settings import APP_CONCURRENCY, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY, APP_TRANSLATE_WAITING
 from .tabs import DEFAULT_TAB, TABS
 from .tabs.about import build_about_tab
 from .tabs.learning import replay_of
@@ -108,7 +108,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         typed.then(moved_on, [current_tab, drawn], moved, api_visibility="undocumented", queue=False)
         # The API's /translate: the French, the run's details, the pieces and the step range (and this session's
         # trace, for /step_view and the other endpoints), without the figures.
-        gr.Button(visible=False).click(run, text, result_outputs, api_name="translate", **model)
+        gr.on([], run, text, result_outputs, api_name="translate", **model)   # no trigger on the page: the API's
 
         wire_pickers((picker, example), translated, [text, *result_outputs, drawn], fresh, model,
                      (moved_on, [current_tab, drawn], moved))

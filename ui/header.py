@@ -11,12 +11,12 @@ import gradio as gr
 
 from transformer import examples
 from transformer.config import ModelConfig
-from .settings import TEXTBOX_MAX_CHARS
 from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE
 from transformer.viz.report import build_report, report_filename
 
 from .page import look_of, safe_view
 from .reports import report_folder
+from .settings import TEXTBOX_MAX_CHARS
 from .theme import GLOSSARY
 
 TITLE_HTML = ('<div id="title-line"><h1>Transformer, step by step: English → French</h1><span class="tagline">'

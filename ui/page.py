@@ -14,12 +14,13 @@ import gradio as gr
 from gradio.components.plot import PlotData
 
 from transformer.config import MAX_INPUT_CHARS, ModelConfig
-from .settings import APP_DRAW_CACHE
 from transformer.draw_cache import DrawCache
 from transformer.replay import Replay
 from transformer.translator import Translator, clean_text
 from transformer.viz import views
 from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure
+
+from .settings import APP_DRAW_CACHE
 
 log = logging.getLogger("app")
 

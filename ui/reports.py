@@ -7,9 +7,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from .settings import APP_CACHE_CLEAN_S, APP_REPORT_KEEP_S
-
 from .page import log
+from .settings import APP_CACHE_CLEAN_S, APP_REPORT_KEEP_S
 
 
 def report_folder() -> Path:

@@ -7,13 +7,13 @@ import html
 import gradio as gr
 
 from transformer.config import BEAM_DEFAULT, BEAM_MAX
-from ..settings import TEXTBOX_MAX_CHARS
 from transformer.translator import Translator
 from transformer.viz import steering as steer_views
 from transformer.viz import views
 from transformer.viz.figure import empty_figure
 
 from ..page import Page, TabView, greedy_of, log, look_of, safe_view, slider_update
+from ..settings import TEXTBOX_MAX_CHARS
 
 
 def forced_callback(translator: Translator):
@@ -37,20 +37,36 @@ def forced_callback(translator: Translator):
     return forced_decoding
 
 
+def beam_or_note(translator: Translator, english, width):
+    """(the beam search's result, "") or (None, a note saying what was wrong): one model run."""
+    try:
+        return translator.beam(str(english or ""), int(width)), ""
+    except ValueError as e:
+        gr.Warning(str(e))
+        return None, f'<div class="note">{html.escape(str(e))}</div>'
+    except Exception:  # noqa: BLE001  a model failure is this user's, not the app's
+        log.exception("beam search failed")
+        gr.Warning("Sorry, the model failed on this input. Please try another sentence.")
+        return None, '<div class="note">Sorry, the model failed on this input.</div>'
+
+
 def beam_callback(translator: Translator):
     def beam_search(english, beam, trace, original):
         """Beam search of this sentence: one model run; the tree is drawn from the result."""
-        try:
-            result = translator.beam(str(english or ""), beam)
-        except ValueError as e:
-            gr.Warning(str(e))
-            return None, "", f'<div class="note">{html.escape(str(e))}</div>'
-        except Exception:  # noqa: BLE001
-            log.exception("beam search failed")
-            gr.Warning("Sorry, the model failed on this input. Please try another sentence.")
-            return None, "", ""
+        result, note = beam_or_note(translator, english, beam)
+        if result is None:
+            return None, "", note
         greedy = greedy_of(None, original, english)
         return result, result.translation, steer_views.beam_html(result, greedy.translation if greedy else None)
+    return beam_search
+
+
+def beam_api(translator: Translator):
+    def beam_search(english: str, width: int) -> tuple[str, str]:
+        """Beam search of `english` keeping `width` hypotheses (1 to 8): the translation, and what the search kept
+        and chose (HTML). Needs no page: the API's /beam_search."""
+        result, note = beam_or_note(translator, english, width)
+        return ("", note) if result is None else (result.translation, steer_views.beam_html(result, None))
     return beam_search
 
 
@@ -76,8 +92,6 @@ def build_steer_tab(page: Page) -> TabView:
     beam_info = gr.HTML(elem_id="beam-info-box")
     beam_plot = gr.Plot(show_label=False, label="The search tree", elem_id="beam-plot")
     forced_state, beam_state = gr.State(None), gr.State(None)
-    beam_no = gr.Number(BEAM_DEFAULT, precision=0, visible=False)   # the width as a plain number (the API's input)
-    beam.change(lambda v: v, beam, beam_no, api_visibility="undocumented", queue=False)
 
     @safe_view
     def draw_steer(trace, forced_v, beam_v, look, large, scale):
@@ -97,7 +111,9 @@ def build_steer_tab(page: Page) -> TabView:
         [score_btn.click, french.submit], forced_callback(page.translator), [page.text, french, page.trace, page.original],
         [forced_state, page.trace, page.original, forced_info, forced_json, page.viewing, page.step_slider, page.pieces],
         api_name="forced_decoding", concurrency_id="model"))
-    beam_btn.click(beam_callback(page.translator), [page.text, beam_no, page.trace, page.original],
-                   [beam_state, beam_text, beam_info], api_name="beam_search", concurrency_id="model").then(
+    gr.api(beam_api(page.translator), api_name="beam_search", concurrency_id="model")
+    beam_btn.click(beam_callback(page.translator), [page.text, beam, page.trace, page.original],
+                   [beam_state, beam_text, beam_info], api_name="beam_search_on_page", api_visibility="undocumented",
+                   concurrency_id="model").then(
         draw_steer, tab.inputs(page), tab.outputs, api_visibility="undocumented", concurrency_id="draw")
     return tab

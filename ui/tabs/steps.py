@@ -8,9 +8,9 @@ import html
 import gradio as gr
 
 from transformer.config import ModelConfig
-from ..settings import PLAY_INTERVAL_S, PLAY_SPEEDS
 from transformer.model.attention import MultiHeadAttention
 from transformer.model.decoding import trace_greedy
+from transformer.trace import TranslationTrace
 from transformer.translator import Translator
 from transformer.viz import steering as steer_views
 from transformer.viz import views
@@ -18,6 +18,7 @@ from transformer.viz import why as why_views
 
 from ..page import (NO_TRACE, Fit, Page, TabView, code_panel, greedy_of, log, look_of, no_trace, safe_view,
                     slider_update)
+from ..settings import PLAY_INTERVAL_S, PLAY_SPEEDS
 
 
 def build_steps_tab(page: Page) -> TabView:
@@ -41,23 +42,23 @@ def build_steps_tab(page: Page) -> TabView:
     kv_html = kv_cache_accordion()
     code_panel(trace_greedy)
 
-    cand, step_no, candidates = build_what_if(page, step)
+    cand, candidates = build_what_if(page, step)
 
     @safe_view
     def draw_step(trace, step_v, layer_v, head_v, look, large, scale):
         """A step's figures, and with them its KV cache, its what-if candidates and the step for the API."""
         lk = look_of(look, large, scale)
         if trace is None:
-            return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 3), f"<i>{NO_TRACE}</i>", candidates(None, 1), 1)
+            return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 3), f"<i>{NO_TRACE}</i>", candidates(None, 1))
         args = (trace, int(step_v or 1), int(layer_v or 1), head_v, lk)
         return (*views.step_view(*args), views.cross_steps_figure(*args), kv_view(trace, page.cfg, args[1]),
-                candidates(trace, args[1]), args[1])
+                candidates(trace, args[1]))
 
     def fit(trace):
         """A new translation is the original now (a what-if branch or your French is not)."""
         return trace, ""
 
-    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps, kv_html, cand, step_no],
+    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps, kv_html, cand],
                   [Fit(fit, [], [page.original, page.viewing], after_branch=False)])
     tab.link = dict(step=step, layer=layer, head=head)
     # The step's figures come in the same event that moves the slider (Previous, Next, the keys, Play), so they
@@ -127,6 +128,18 @@ def what_if_callback(translator: Translator):
     return what_if
 
 
+def what_if_api(translator: Translator):
+    def what_if(english: str, step: int, piece: str) -> tuple[str, str, int, str]:
+        """At step `step` (1-based) of the greedy translation of `english`, take `piece` instead, then go on
+        greedily: the comparison with the greedy translation (HTML, or a note on what was wrong), the new French,
+        its number of steps, and its pieces (HTML). Needs no page: the API's /what_if."""
+        out = what_if_callback(translator)(english, step, piece, None, None)
+        if not isinstance(out[0], TranslationTrace):
+            return out[2] if isinstance(out[2], str) else "Sorry, the model failed on this branch.", "", 0, ""
+        return out[2], out[3], len(out[0].steps), out[5]
+    return what_if
+
+
 def build_what_if(page: Page, step):
     """Under the step view: take another candidate (or a typed piece) at this step, continue greedily,
     compare with the original, and go back. Returns the candidate picker, the step as a number, and the
@@ -139,7 +152,6 @@ def build_what_if(page: Page, step):
                                max_length=100, scale=2)
             go_btn = gr.Button("Continue from this piece", variant="primary", elem_id="whatif-btn", scale=1)
             back_btn = gr.Button("Back to the original", elem_id="whatif-back", scale=1)
-    step_no = gr.Number(1, precision=0, visible=False)   # the step as a plain number (the API's input: any step)
     quiet = dict(api_visibility="undocumented", queue=False)
 
     def candidates(trace, step_v):
@@ -156,12 +168,13 @@ def build_what_if(page: Page, step):
 
     cand.change(lambda c: c if c else gr.update(), cand, piece, **quiet)
     page.model_events.append(go_btn.click(
-        what_if_callback(page.translator), [page.text, step_no, piece, page.trace, page.original],
-        [page.trace, page.original, page.viewing, page.french, step, page.pieces], api_name="what_if",
-        concurrency_id="model"))
+        what_if_callback(page.translator), [page.text, step, piece, page.trace, page.original],
+        [page.trace, page.original, page.viewing, page.french, step, page.pieces], api_name="what_if_on_page",
+        api_visibility="undocumented", concurrency_id="model"))
+    gr.api(what_if_api(page.translator), api_name="what_if", concurrency_id="model")
     page.model_events.append(back_btn.click(go_back, page.original,
                                             [page.trace, page.viewing, page.french, step, page.pieces], **quiet))
-    return cand, step_no, candidates
+    return cand, candidates
 
 
 def kv_cache_accordion():
