@@ -48,14 +48,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                            default=getattr(defaults, f.name), help=f.metadata.get("help"))
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m transformer.cli.train", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    d = p.add_argument_group("data")
-    d.add_argument("--train", nargs="+", default=DEFAULT_TRAIN,
-                   help="training corpora: FILE.tsv[.gz] or PREFIX (PREFIX.en[.gz] + PREFIX.fr[.gz]); suffix @W "
-                        "weights a corpus (@2: twice per epoch; @0.3: a fresh 30 %% of it each epoch)")
-    d.add_argument("--dev", nargs="+", default=DEFAULT_DEV, help="dev corpora for validation and model selection")
+def add_augment_options(d) -> None:
+    """The generated pairs (training/augment.py): whether, from what, how many of each kind, how often."""
     d.add_argument("--augment", action="store_true",
                    help="add generated pairs: other names and places, numbers, dates, times, prices, "
                         "and multi-sentence concatenations (transformer/training/augment.py)")
@@ -75,6 +69,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     d.add_argument("--concat-sizes", type=int, nargs="+", default=list(AugmentConfig.concat_sizes),
                    help="with --augment: how many pairs each concatenation joins, drawn from these "
                         "(repeat a size to draw it more often)")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m transformer.cli.train", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = p.add_argument_group("data")
+    d.add_argument("--train", nargs="+", default=DEFAULT_TRAIN,
+                   help="training corpora: FILE.tsv[.gz] or PREFIX (PREFIX.en[.gz] + PREFIX.fr[.gz]); suffix @W "
+                        "weights a corpus (@2: twice per epoch; @0.3: a fresh 30 %% of it each epoch)")
+    d.add_argument("--dev", nargs="+", default=DEFAULT_DEV, help="dev corpora for validation and model selection")
+    add_augment_options(d)
     d.add_argument("--out", default="runs/en-fr", help="output folder (checkpoints, logs, training state)")
     d.add_argument("--vocab-size", type=int, default=ModelConfig.vocab_size)
     d.add_argument("--max-pieces", type=int, default=MAX_SOURCE_PIECES, help="drop training pairs longer than this (pieces)")
