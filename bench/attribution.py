@@ -1,5 +1,7 @@
 """Time one attribution request (the app's /attribution: translate, then attribute) for a 12-word
-sentence, and Integrated Gradients' completeness gap against the number of steps.
+sentence; Integrated Gradients' completeness gap against a fixed number of steps; and the refinement
+(steps doubled per target until its gap is under 2 %) on the 5 longest Tatoeba dev sentences and a
+30-word sentence: the steps it took, the gap it reached, the time.
 
 ``python3 bench/attribution.py [--threads 1] [--repeats 5]``
 """
@@ -15,18 +17,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from transformer.config import IG_STEPS  # noqa: E402
+from transformer.config import IG_MAX_STEPS, IG_STEPS  # noqa: E402
 from transformer.model.attribution import attribute  # noqa: E402
+from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
 from transformer.translator import Translator  # noqa: E402
 from ui.settings import APP_TORCH_THREADS  # noqa: E402
 
 SENTENCE = "We will meet tomorrow morning in front of the big old museum."   # 12 words
 OTHERS = ["The cat is sleeping on the sofa.", "She has been learning to play the piano for three years."]
+WORDS_30 = ("When the students arrived at the station early on Monday morning, the train to the old city by the "
+            "sea had already left, so they waited two hours in cold.")   # 30 words
 
 
-def request(tr: Translator, text: str, method: str, steps: int = IG_STEPS):
+def request(tr: Translator, text: str, method: str, steps: int = IG_STEPS, max_steps: int = IG_MAX_STEPS):
     t = tr.trace(text)
-    return attribute(tr.model, t.source.ids, t.tgt_ids, method, t.src_pieces, t.tgt_pieces, steps)
+    return attribute(tr.model, t.source.ids, t.tgt_ids, method, t.src_pieces, t.tgt_pieces, steps, max_steps)
+
+
+def refinement(tr: Translator) -> None:
+    """The adaptive steps on long inputs: Tatoeba dev's 5 longest English sentences (when ../shared/data is
+    there) and WORDS_30."""
+    dev = SHARED_DATA / "tatoeba-eng-fra" / "dev.tsv.gz"
+    longest = sorted((en for en, _ in read_corpus(str(dev))), key=len)[-5:] if dev.exists() else []
+    for label, text in [*((f"Tatoeba dev, longest #{i + 1}", s) for i, s in enumerate(reversed(longest))),
+                        ("30 words", WORDS_30)]:
+        t0 = time.perf_counter()
+        a = request(tr, text, "integrated_gradients")
+        print(f"{label}: {len(a.src_pieces)} x {len(a.tgt_pieces)} pieces, steps per target {min(a.target_steps)}-"
+              f"{a.steps}, largest gap {a.relative_gap:.2%}, every target within {a.tolerance:.0%}: "
+              f"{'yes' if a.converged else 'NO'}, {time.perf_counter() - t0:.1f} s")
 
 
 def main(argv=None) -> int:
@@ -48,8 +67,9 @@ def main(argv=None) -> int:
             times.append(time.perf_counter() - t0)
         print(f"{method}: median {statistics.median(times):.2f} s, min {min(times):.2f} s ({args.repeats} runs)")
     for steps in (8, 16, 32, 64):
-        gaps = [request(tr, s, "integrated_gradients", steps).relative_gap for s in [SENTENCE, *OTHERS]]
+        gaps = [request(tr, s, "integrated_gradients", steps, steps).relative_gap for s in [SENTENCE, *OTHERS]]
         print(f"IG with {steps:2d} steps: largest completeness gap {max(gaps):.1%} over {len(gaps)} sentences")
+    refinement(tr)
     return 0
 
 

@@ -1,7 +1,8 @@
 """The "Why this word" views (issue 12): their numbers are the model's own.
 
 Lines = the trace's weights; q·k of the vectors view = the trace's score × √d_k; Integrated
-Gradients is complete on the bundled model; gradient × input matches finite differences; the
+Gradients refines its steps until it is complete on the bundled model, and says so when a cap stops it;
+gradient × input matches finite differences, plain and contrastive (float64); the
 attribution leaves the shared model as it was and concurrent users get their own results; the
 KV-cache counts match torch's FlopCounterMode on the model.
 """
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer.model.attribution import attribute, target_probs
+from transformer.model.attribution import attribute, target_function
 from transformer.model.vectors import head_vectors, input_parts
 from transformer.trace import KINDS
 from transformer.viz import views
@@ -87,7 +88,8 @@ def test_integrated_gradients_is_complete_on_the_bundled_model(translator):
     ig = attribute(translator.model, tr.source.ids, tr.tgt_ids, "integrated_gradients", tr.src_pieces, tr.tgt_pieces)
     assert ig.scores.shape == (len(tr.tgt_pieces), len(tr.src_pieces))
     np.testing.assert_allclose(ig.f_input, [s.prob for s in tr.steps], atol=1e-4)   # f is the greedy step's p
-    assert ig.relative_gap < 0.05, ig.gap
+    assert ig.converged and np.all((ig.target_gaps <= 0.02) | (np.abs(ig.gap) <= 1e-4)), ig.gap   # refined until so
+    assert ig.steps == max(ig.target_steps) >= 64 and len(ig.target_steps) == len(tr.tgt_pieces)
     gx = attribute(translator.model, tr.source.ids, tr.tgt_ids, "gradient_x_input", tr.src_pieces, tr.tgt_pieces)
     assert gx.relative_gap > ig.relative_gap          # one point of the path is not complete: the check can fail
 
@@ -107,7 +109,7 @@ def test_gradient_x_input_matches_finite_differences(tiny_model):
                 def f(alpha):
                     scale = torch.ones(1, len(src_ids), 1, dtype=torch.float64)
                     scale[0, s, 0] = alpha
-                    return float(target_probs(model, e * scale, src, tgt_in, tgt_out, torch.tensor([t]))[0])
+                    return float(target_function(model, e * scale, src, tgt_in, tgt_out, torch.tensor([t]))[0])
                 fd = (f(1 + eps) - f(1 - eps)) / (2 * eps)
                 assert a.scores[t, s] == pytest.approx(fd, rel=1e-5, abs=1e-9)
     ig = attribute(model, src_ids, tgt_ids, "integrated_gradients", ["x"] * 5, ["y"] * 4, steps=64)
@@ -178,8 +180,8 @@ def test_kv_cache_counts_match_the_flop_counter(translator):
 
 
 def test_attribution_views_draw(trace, translator):
-    atts = [attribute(translator.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces, trace.tgt_pieces, steps=4)
-            for m in ("integrated_gradients", "gradient_x_input")]
+    atts = [attribute(translator.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces, trace.tgt_pieces, steps=4,
+                      max_steps=4) for m in ("integrated_gradients", "gradient_x_input")]
     text, *figs = why_views.attribution_views(trace, atts, 1, views.Look())
     assert "Integrated Gradients" in text and "%" in text and len(figs) == 4
     import plotly.graph_objects as go
@@ -218,6 +220,23 @@ def test_attribution_api_two_users_at_once(app_url):
         Client(app_url, verbose=False).predict("The " + "very " * 80 + "big cat.", "both", api_name="/attribution")
 
 
+def test_contrast_api_explains_a_choice_against_a_rival(app_url, translator):
+    """/contrast (english, step, rival, method): why the model's piece at that step and not the rival."""
+    from gradio_client import Client
+    trace = translator.trace("The cat is sleeping on the sofa.")
+    step = next(i for i, s in enumerate(trace.steps, 1) if "chat" in s.piece)
+    rival = next(p for p in trace.steps[step - 1].topk_pieces[1:] if p.startswith("▁"))
+    c = Client(app_url, verbose=False)
+    r = c.predict(trace.source.text, step, rival, "integrated_gradients", api_name="/contrast")
+    assert r["rival"] == rival and r["step"] == step and r["target_pieces"] == [trace.steps[step - 1].piece]
+    assert np.array(r["matrix"]).shape == (1, len(trace.src_pieces)) and r["f_input"][0] > 0   # chosen beats rival
+    assert r["converged"] and abs(r["gap"][0]) <= max(0.02 * abs(r["f_input"][0] - r["f_baseline"][0]), 1e-4)
+    with pytest.raises(Exception, match="pick a rival"):
+        c.predict(trace.source.text, step, trace.steps[step - 1].piece, "both", api_name="/contrast")
+    with pytest.raises(Exception, match="no step 99"):
+        c.predict(trace.source.text, 99, rival, "both", api_name="/contrast")
+
+
 def test_a_future_decoder_cell_is_said_to_be_masked(translator, trace):
     """The text follows the causal mask (the trace holds a score for future cells too, from the forced pass)."""
     maps = trace.attention("decoder")
@@ -243,3 +262,107 @@ def test_attribution_colours_follow_their_caption():
     red = lambda c: pc.unlabel_rgb(pc.convert_colors_to_same_type(c, "rgb")[0][0])[0] > \
         pc.unlabel_rgb(pc.convert_colors_to_same_type(c, "rgb")[0][0])[2]
     assert not red(first) and red(last)
+
+
+# ------------------------------------------------------------------ contrastive attribution, refined IG
+def logit_difference(model, e, src, tgt_in, t: int, chosen: int, rival: int) -> float:
+    """log p(chosen) − log p(rival) at step t, written out from the model's forward pass (the reference)."""
+    enc = model.encode(src, embedded=model.positional(e))
+    logp = torch.log_softmax(model.decode(tgt_in, enc).logits[0, t], -1)
+    return float(logp[chosen] - logp[rival])
+
+
+def test_contrastive_attribution_matches_finite_differences_in_float64(tiny_model):
+    model = tiny_model.eval().double()
+    src_ids, tgt_ids, step, rival = [5, 9, 11, 7, 3], [6, 12, 8, 3], 2, 17
+    src, tgt_in = torch.tensor([src_ids]), torch.tensor([[model.cfg.bos_id, *tgt_ids[:-1]]])
+    e = (model.embedding(src) * model.emb_scale).detach()
+    gx = attribute(model, src_ids, tgt_ids, "gradient_x_input", ["x"] * 5, ["a", "b", "c", "d"], step=step,
+                   rival_id=rival, rival_piece="r")
+    assert gx.scores.shape == (1, 5) and gx.tgt_pieces == ("b",) and gx.contrastive and "log p(b) − log p(r)" in gx.quantity
+    with torch.no_grad():
+        assert gx.f_input[0] == pytest.approx(logit_difference(model, e, src, tgt_in, step - 1, tgt_ids[step - 1], rival),
+                                              abs=1e-10)
+        for s in range(len(src_ids)):
+            def f(alpha):
+                scale = torch.ones(1, len(src_ids), 1, dtype=torch.float64)
+                scale[0, s, 0] = alpha
+                return logit_difference(model, e * scale, src, tgt_in, step - 1, tgt_ids[step - 1], rival)
+            eps = 1e-6
+            assert abs(gx.scores[0, s] - (f(1 + eps) - f(1 - eps)) / (2 * eps)) <= 1e-4
+    ig = attribute(model, src_ids, tgt_ids, "integrated_gradients", ["x"] * 5, ["a", "b", "c", "d"], step=step,
+                   rival_id=rival, rival_piece="r")
+    assert ig.converged and abs(ig.gap[0]) <= max(0.02 * abs(ig.f_input[0] - ig.f_baseline[0]), 1e-4)
+    assert ig.to_dict()["rival"] == "r" and ig.to_dict()["step"] == step
+
+
+def test_integrated_gradients_says_when_its_cap_stops_it(tiny_model):
+    """Both paths: refined until complete, or stopped by the cap and marked approximate (and the text says so)."""
+    model = tiny_model.eval().double()
+    args = ([5, 9, 11, 7, 3], [6, 12, 8, 3], "integrated_gradients", ["x"] * 5, ["y"] * 4)
+    full = attribute(model, *args)
+    capped = attribute(model, *args, steps=1, max_steps=1, tolerance=1e-9)
+    assert full.converged and full.relative_gap <= 0.02
+    assert not capped.converged and capped.steps == 1 and capped.to_dict()["converged"] is False
+    assert "approximate" in why_views.completeness_text([capped]).lower()
+    assert "approximate" not in why_views.completeness_text([full]).lower()
+
+
+def test_chunks_of_any_size_give_the_same_attribution(tiny_model, monkeypatch):
+    """The path's points run in chunks whose gradients are summed as they come: memory is bounded by the chunk."""
+    import transformer.model.attribution as A
+    model = tiny_model.eval().double()
+    args = ([5, 9, 11, 7, 3], [6, 12, 8, 3], "integrated_gradients", ["x"] * 5, ["y"] * 4)
+    whole = attribute(model, *args, steps=16, max_steps=16)
+    monkeypatch.setattr(A, "ATTRIBUTION_TOKENS", 5)           # one row (4 positions) per pass
+    np.testing.assert_allclose(attribute(model, *args, steps=16, max_steps=16).scores, whole.scores, atol=1e-12)
+
+
+# ------------------------------------------------------------------ the logit lens
+def test_the_lens_last_layer_is_the_models_own_output(translator, trace):
+    from transformer.model.lens import logit_lens
+    model = translator.model
+    lens = logit_lens(model, trace.source.ids, trace.tgt_ids, translator.tokenizer.pieces, top_k=5)
+    L, T = lens.chosen_rank.shape
+    assert L == translator.cfg.n_decoder_layers and T == len(trace.tgt_ids) and lens.chosen == trace.tgt_pieces
+    with torch.inference_mode():
+        src = torch.tensor([trace.source.ids])
+        tgt_in = torch.tensor([[translator.cfg.bos_id, *trace.tgt_ids[:-1]]])
+        probs = torch.softmax(model(src, tgt_in).logits[0].float(), -1)                      # (T, V)
+    top_p, top_i = probs.topk(5, dim=-1)
+    assert np.array_equal(lens.top_probs[-1], top_p.double().numpy())                       # exactly
+    assert np.array_equal(lens.top_ids[-1], top_i.numpy())
+    assert (lens.chosen_rank[-1] == 1).all()                                                 # greedy: the top piece
+    np.testing.assert_allclose(lens.chosen_prob[-1], [s.prob for s in trace.steps], atol=1e-5)   # the trace's p
+    assert all(1 <= lens.decided_at(t) <= L for t in range(T))
+    with torch.inference_mode():                              # layer 1, written out: its output through Eᵀ
+        from transformer.model.transformer import causal_mask
+        enc = model.encode(src)
+        y = model.decoder_layers[0](model.embed(tgt_in), enc.memory, enc.src_mask,
+                                    causal_mask(tgt_in.size(1), tgt_in.size(1), tgt_in.device)).x
+        p1 = torch.softmax(model.output_logits(y)[0].float(), -1)
+    chosen = torch.tensor(trace.tgt_ids)
+    np.testing.assert_allclose(lens.chosen_prob[0], p1[torch.arange(T), chosen].double().numpy(), atol=1e-6)
+    assert lens.chosen_rank[0].tolist() == [int((p1[t] > p1[t, c]).sum()) + 1 for t, c in enumerate(trace.tgt_ids)]
+
+
+def test_contrast_and_lens_views_draw(translator, trace):
+    import plotly.graph_objects as go
+    from transformer.model.lens import logit_lens
+    step = 2
+    rival = trace.steps[step - 1].topk_pieces[1]
+    _, contrasts = translator.attribution(trace.source.text, "gradient_x_input", step, rival)
+    _, plain = translator.attribution(trace.source.text, "gradient_x_input")
+    fig = why_views.contrast_figure(trace, contrasts, plain, 1, views.Look())
+    go.Figure(fig.to_dict())
+    bars = [d for d in fig.to_dict()["data"] if d["type"] == "bar"]
+    np.testing.assert_allclose(bars[0]["y"], contrasts[0].scores[0].round(5))            # what the model computed
+    np.testing.assert_allclose(bars[-1]["y"], trace.cross.probs[0][:, step - 1].mean(0).round(4))
+    caption = why_views.contrast_caption(contrasts, trace)
+    assert rival in caption and f"step {step}" in caption.lower()
+    lens = logit_lens(translator.model, trace.source.ids, trace.tgt_ids, translator.tokenizer.pieces)
+    lf = why_views.lens_figure(lens, step, False, 14)
+    go.Figure(lf.to_dict())
+    assert np.allclose(lf.to_dict()["data"][0]["z"], lens.chosen_prob.round(4))
+    table = why_views.lens_html(lens, step)
+    assert table.count("<tr>") == lens.layers + 1 and f"layer {lens.decided_at(step - 1)}" in table

@@ -49,14 +49,16 @@ class TraceCache:
     """Bounded, thread-safe, single-flight cache of traces. ``get(key, make)`` returns the cached
     trace or runs ``make()`` once for all concurrent callers of the same key. A failure is not
     cached (each waiting caller gets the exception); nor is a trace that ``keep`` rejects (e.g.
-    one cut by the time limit, which depends on the load, not on the sentence)."""
+    one cut by the time limit, which depends on the load, not on the sentence). It keeps other results of a
+    sentence the same way (the translator's attributions), given how to make them read-only (`frozen`)."""
 
     def __init__(self, maxsize: int = TRACE_CACHE_SIZE,
-                 keep: Callable[[TranslationTrace], bool] = lambda t: True) -> None:
+                 keep: Callable[[TranslationTrace], bool] = lambda t: True,
+                 frozen: Callable = freeze) -> None:
         self._lru: LRUCache = LRUCache(maxsize=max(1, maxsize))
         self._in_flight: dict[TraceKey, Future] = {}
         self._lock = threading.Lock()
-        self._keep = keep
+        self._keep, self._frozen = keep, frozen     # `frozen`: makes a result read-only (traces: `freeze`)
         self.hits = self.misses = self.joined = 0
 
     def __len__(self) -> int:
@@ -79,7 +81,7 @@ class TraceCache:
         if not owner:
             return future.result()
         try:
-            trace = freeze(make())
+            trace = self._frozen(make())
         except BaseException as e:
             with self._lock:
                 del self._in_flight[key]

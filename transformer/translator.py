@@ -12,16 +12,20 @@ from typing import Optional, Sequence
 
 from . import doubt
 from .batcher import MicroBatcher
-from .config import BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS, TOP_K, TRACE_DEADLINE_S
+from .config import (ATTRIBUTION_MAX_PIECES, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS,
+                     TOP_K, TRACE_DEADLINE_S)
 from .io.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS_FILE, load_checkpoint, load_piece_counts, resolve_device
 from .pieces import UNK_PIECE, WORD_MARKER
+from .model.attribution import attribute
 from .model.decoding import cut_source, source_limit, trace_greedy, trace_greedy_batch, translate_batch
 from .model.optimize import optimize_for_inference
 from .model.search import beam_search, branch, forced_pass
 from .steering import BeamResult, ForcedResult
 from .trace import Source, TranslationTrace
+from .why import METHODS, Attribution
 from .trace_cache import TRACE_CACHE_SIZE, TraceCache, TraceKey
 
+ATTRIBUTION_CACHE_SIZE = 32   # attributions kept (a room asking for the lecturer's sentence: one computation)
 MAX_BATCH = 16          # concurrent requests decoded together in one batch, at most
 BATCH_WINDOW_S = 0.0    # extra wait for more requests before a batch starts (0: take only those already waiting)
 
@@ -63,6 +67,7 @@ class Translator:
         self.french_ratio = doubt.french_log_ratio(counts["source"], counts["target"]) if fits else None
         self.checkpoint_id = checkpoint_identity(checkpoint, self.device)
         self.cache = TraceCache(cache_size, keep=lambda t: not t.timed_out) if cache_size > 0 else None
+        self.attributions = TraceCache(ATTRIBUTION_CACHE_SIZE, frozen=lambda a: a) if cache_size > 0 else None
         self.batcher = (MicroBatcher(self._trace_batch, max_batch, batch_workers, batch_window_s, "trace")
                         if batch_workers > 0 else None)
 
@@ -193,6 +198,54 @@ class Translator:
         if prefix and step > len(prefix):
             raise ValueError(f"There is no step {step}: this translation has {len(prefix)} steps.")
         return branch(self.model, self.tokenizer, self.source(text), step - 1, token, prefix, top_k, deadline_s)
+
+    def attribution(self, text: str, method: str = "both", step: Optional[int] = None,
+                    rival: str = "") -> tuple[TranslationTrace, list[Attribution]]:
+        """The greedy trace of `text` and its attribution by `method` (integrated_gradients, gradient_x_input or
+        both): of every target piece's probability, or with `step` (1-based) and `rival` (a piece, "▁" optional)
+        of log p(chosen) − log p(rival) at that step. Kept and shared like traces: computed once for everyone
+        asking for the same sentence at the same time."""
+        if method not in (*METHODS, "both"):
+            raise ValueError(f"Unknown method {method!r}: use integrated_gradients, gradient_x_input or both.")
+        trace = self.trace(text)
+        longest = max(len(trace.src_pieces), len(trace.tgt_pieces))
+        if longest > ATTRIBUTION_MAX_PIECES:
+            raise ValueError(f"Attribution is limited to {ATTRIBUTION_MAX_PIECES} pieces on either side (this "
+                             f"sentence has {longest}): try a shorter sentence.")
+        rival_id = None
+        if step is not None:
+            step, rival_id = self.contrast_step(trace, step), self.rival_id(rival)
+            if rival_id == trace.tgt_ids[step - 1]:
+                raise ValueError(f"«{rival}» is the piece the model chose at step {step}: pick a rival.")
+        out = []
+        for m in (METHODS if method == "both" else (method,)):
+            make = lambda m=m: attribute(self.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
+                                         trace.tgt_pieces, step=step, rival_id=rival_id,
+                                         rival_piece=self.tokenizer.pieces([rival_id])[0] if rival_id else "")
+            key = TraceKey.of(trace.source.text, self.checkpoint_id, method=m, step=step, rival=rival_id)
+            out.append(make() if self.attributions is None else self.attributions.get(key, make))
+        return trace, out
+
+    @staticmethod
+    def contrast_step(trace: TranslationTrace, step) -> int:
+        try:
+            step = int(step)
+        except (TypeError, ValueError):
+            raise ValueError(f"The step must be a number, not {str(step)[:20]!r}.") from None
+        if not 1 <= step <= len(trace.steps):
+            raise ValueError(f"There is no step {step}: this translation has {len(trace.steps)} steps.")
+        return step
+
+    def rival_id(self, rival: str) -> int:
+        """A rival piece as the step view shows it (▁la) or as a word (la)."""
+        text = str(rival or "").strip()
+        if not text:
+            raise ValueError("Pick a rival piece: one of the step's candidates, or type one (e.g. ▁la).")
+        for piece in (text, WORD_MARKER + text):
+            found = self.tokenizer.piece_id(piece)
+            if found is not None:
+                return found
+        return self.piece_id(text)          # its message: not a piece of the vocabulary
 
     def beam(self, text: str, beam: int, alpha: float = BEAM_ALPHA, deadline_s: float = TRACE_DEADLINE_S) -> BeamResult:
         """Beam search of width `beam` (1 = greedy) for one sentence."""

@@ -3,17 +3,18 @@
 ``Attribution``: how much each source piece's embedding moved each target piece's probability
 (model/attribution.py writes it). ``HeadVectors``: the query and key vectors of one head
 (model/vectors.py writes it). ``InputParts``: a piece's embedding × √d_model and its positional
-encoding, the model's input to layer 1.
+encoding, the model's input to layer 1. ``Lens``: what each decoder layer would predict (model/lens.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Optional
 
 import numpy as np
 
 AttributionMethod = Literal["integrated_gradients", "gradient_x_input"]
 METHODS: tuple[AttributionMethod, ...] = ("integrated_gradients", "gradient_x_input")
+GAP_FLOOR = 1e-4    # a completeness gap this small counts as met whatever the change (float32 rounding: ~1e-6)
 METHOD_TITLES = {"integrated_gradients": "Integrated Gradients", "gradient_x_input": "Gradient × input"}
 
 
@@ -25,10 +26,34 @@ class Attribution:
     scores: np.ndarray          # (targets, sources): Σ over d_model of gradient × (input − baseline)
     f_input: np.ndarray         # (targets,) p(y_t | source, y_<t) at the input
     f_baseline: np.ndarray      # (targets,) the same with every source token embedding replaced by zeros
-    steps: int                  # points on the path (1 for gradient × input)
+    steps: int                  # points on the path: the most any target took (1 for gradient × input)
     baseline: str               # in words
-    src_pieces: list[str]
-    tgt_pieces: list[str]       # y1 ... y_n, the pieces whose probability is explained
+    src_pieces: tuple[str, ...]
+    tgt_pieces: tuple[str, ...]  # y1 ... y_n, the pieces whose probability is explained (contrastive: y_step)
+    target_steps: tuple[int, ...] = ()   # points each target took (IG refines each until its gap is small)
+    tolerance: float = 0.0      # the completeness IG aimed at, as a share of |f(input) − f(baseline)|
+    step: Optional[int] = None  # contrastive: the step (1-based) whose choice is explained ...
+    rival: Optional[str] = None  # ... against this piece: f = log p(chosen) − log p(rival)
+
+    def __post_init__(self) -> None:
+        if self.scores.shape != (len(self.tgt_pieces), len(self.src_pieces)):
+            raise ValueError(f"attribution scores {self.scores.shape} do not match {len(self.tgt_pieces)} targets × "
+                             f"{len(self.src_pieces)} source pieces")
+        for name in ("src_pieces", "tgt_pieces", "target_steps"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        for arr in (self.scores, self.f_input, self.f_baseline):   # shared by everyone asking for the sentence
+            arr.setflags(write=False)
+
+    @property
+    def contrastive(self) -> bool:
+        return self.rival is not None
+
+    @property
+    def quantity(self) -> str:
+        """What f is, in words."""
+        if self.contrastive:
+            return f"log p({self.tgt_pieces[0]}) − log p({self.rival}) at step {self.step}"
+        return "p(each target piece)"
 
     @property
     def gap(self) -> np.ndarray:
@@ -41,10 +66,25 @@ class Attribution:
         delta = np.abs(self.f_input - self.f_baseline).max(initial=0.0)
         return float(np.abs(self.gap).max(initial=0.0) / delta) if delta > 0 else 0.0
 
+    @property
+    def target_gaps(self) -> np.ndarray:
+        """Each target's |gap| as a share of its own |f(input) − f(baseline)| (inf where that change is 0)."""
+        delta = np.abs(self.f_input - self.f_baseline)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(delta > 0, np.abs(self.gap) / delta, np.where(np.abs(self.gap) > 0, np.inf, 0.0))
+
+    @property
+    def converged(self) -> bool:
+        """Integrated Gradients met its tolerance for every target (a gap of GAP_FLOOR or less always counts)."""
+        return self.method == "integrated_gradients" and bool(
+            np.all((np.abs(self.gap) <= GAP_FLOOR) | (self.target_gaps <= self.tolerance)))
+
     def to_dict(self) -> dict:
         """For the API: the matrix (target pieces × source pieces) and the completeness check."""
-        return {"method": self.method, "baseline": self.baseline, "steps": self.steps,
-                "source_pieces": self.src_pieces, "target_pieces": self.tgt_pieces,
+        return {"method": self.method, "baseline": self.baseline, "quantity": self.quantity, "steps": self.steps,
+                "target_steps": list(self.target_steps), "tolerance": self.tolerance, "converged": self.converged,
+                "step": self.step, "rival": self.rival,
+                "source_pieces": list(self.src_pieces), "target_pieces": list(self.tgt_pieces),
                 "matrix": np.round(self.scores, 6).tolist(), "f_input": np.round(self.f_input, 6).tolist(),
                 "f_baseline": np.round(self.f_baseline, 6).tolist(), "gap": np.round(self.gap, 6).tolist(),
                 "relative_gap": round(self.relative_gap, 6)}
@@ -53,8 +93,9 @@ class Attribution:
     def from_dict(cls, d: dict) -> "Attribution":
         arr = lambda k: np.asarray(d[k], dtype=np.float64)
         return cls(d["method"], arr("matrix").reshape(len(d["target_pieces"]), len(d["source_pieces"])),
-                   arr("f_input"), arr("f_baseline"), int(d["steps"]), d["baseline"], list(d["source_pieces"]),
-                   list(d["target_pieces"]))
+                   arr("f_input"), arr("f_baseline"), int(d["steps"]), d["baseline"], d["source_pieces"],
+                   d["target_pieces"], tuple(d.get("target_steps", ())), float(d.get("tolerance", 0.0)),
+                   d.get("step"), d.get("rival"))
 
 
 @dataclass(frozen=True)
@@ -78,3 +119,34 @@ class InputParts:
     token: np.ndarray           # (T, d_model) embedding × √d_model
     position: np.ndarray        # (T, d_model) positional encoding
     total: np.ndarray           # (T, d_model) what the model computed (model.embed)
+
+
+@dataclass(frozen=True)
+class Lens:
+    """The logit lens (model/lens.py): what each decoder layer would predict at each step if it were the last."""
+
+    top_ids: np.ndarray          # (layers, steps, k) the k most probable next pieces at that layer
+    top_pieces: tuple            # [layer][step] -> k pieces
+    top_probs: np.ndarray        # (layers, steps, k)
+    chosen_rank: np.ndarray      # (layers, steps) rank of the piece the model chose (1 = top)
+    chosen_prob: np.ndarray      # (layers, steps) its probability at that layer
+    chosen: tuple[str, ...]      # the pieces the model chose, y1 ... y_n
+
+    def __post_init__(self) -> None:
+        L, T = self.chosen_rank.shape
+        if self.top_probs.shape[:2] != (L, T) or self.chosen_prob.shape != (L, T) or len(self.chosen) != T:
+            raise ValueError(f"lens arrays do not match {L} layers × {T} steps")
+        for arr in (self.top_ids, self.top_probs, self.chosen_rank, self.chosen_prob):
+            arr.setflags(write=False)
+
+    @property
+    def layers(self) -> int:
+        return self.chosen_rank.shape[0]
+
+    def decided_at(self, step: int) -> int:
+        """The first layer (1-based) from which the chosen piece stays on top at this step (0-based step)."""
+        top = self.chosen_rank[:, step] == 1
+        for layer in range(self.layers):
+            if top[layer:].all():
+                return layer + 1
+        return self.layers

@@ -34,6 +34,7 @@ class DecoderOutput:
     logits: torch.Tensor                                       # (B, T, vocab)
     self_attentions: Optional[list[AttentionWeights]] = None   # per layer: (B, H, T, T_total)
     cross_attentions: Optional[list[AttentionWeights]] = None  # per layer: (B, H, T, S)
+    hidden_states: Optional[list[torch.Tensor]] = None         # per layer: its output (B, T, d_model), when asked
 
 
 @dataclass
@@ -132,17 +133,21 @@ class Transformer(nn.Module):
         enc: EncoderOutput,
         cache: Optional[DecoderCache] = None,  # given: tgt holds only the new position(s), the cache the rest
         output_attentions: bool = False,
+        output_hidden_states: bool = False,    # each layer's output (the logit lens reads them)
     ) -> DecoderOutput:
         start = cache.length if cache is not None else 0
         x = self.embed(tgt, start)
         tgt_mask = causal_mask(tgt.size(1), start + tgt.size(1), tgt.device)
         self_ws = [] if output_attentions else None
         cross_ws = [] if output_attentions else None
+        hidden = [] if output_hidden_states else None
         layer_caches = cache.layers if cache is not None else [None] * len(self.decoder_layers)
         for layer, lc in zip(self.decoder_layers, layer_caches):
             past_kv, memory_kv = (lc.self_kv, lc.memory_kv) if lc is not None else (None, None)
             out = layer(x, enc.memory, enc.src_mask, tgt_mask, past_kv, memory_kv, need_weights=output_attentions)
             x = out.x
+            if output_hidden_states:
+                hidden.append(x)
             if lc is not None:
                 lc.self_kv = out.self_kv
             if output_attentions:
@@ -150,7 +155,7 @@ class Transformer(nn.Module):
                 cross_ws.append(out.cross_attention)
         if cache is not None:
             cache.length += tgt.size(1)
-        return DecoderOutput(self.output_logits(x), self_ws, cross_ws)
+        return DecoderOutput(self.output_logits(x), self_ws, cross_ws, hidden)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor, output_attentions: bool = False) -> Seq2SeqOutput:
         """Teacher forcing (training): every target position at once, each seeing only earlier ones."""

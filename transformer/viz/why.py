@@ -11,7 +11,7 @@ from scipy.stats import spearmanr
 
 from ..config import LINES_MIN_WEIGHT
 from .style import PALETTE
-from ..why import METHOD_TITLES, Attribution, HeadVectors, InputParts
+from ..why import METHOD_TITLES, Attribution, HeadVectors, InputParts, Lens
 from . import figure, plots
 
 ROW_PX, COL_GAP = 24, 260    # the lines view: row height and the distance between the two columns
@@ -179,17 +179,66 @@ def attribution_views(trace, attrs: Sequence[Attribution], layer: int, look):
                                         dark=look.dark, font_size=font, xaxis_title="source piece",
                                         yaxis_title="step → piece produced")
     agree = agreement_figure(attrs[0], cross, layer, look.dark, font)
-    text = " ".join(
-        f"**{METHOD_TITLES[a.method]}**: Σ attributions vs f(input) − f(baseline), largest gap "
-        f"{np.abs(a.gap).max(initial=0):.4f} = {a.relative_gap:.1%} of the largest change"
-        f"{' (complete up to the path integral’s error)' if a.method == 'integrated_gradients' else ' (not complete: one point of the path)'}."
-        for a in attrs)
-    text += (f" f = probability of each target piece; baseline: {attrs[0].baseline}"
-             f"{f'; {by[METHODS_IG].steps} steps (midpoint rule)' if METHODS_IG in by else ''}.")
-    return text, heat("integrated_gradients"), cross_fig, heat("gradient_x_input"), agree
+    return completeness_text(attrs), heat("integrated_gradients"), cross_fig, heat("gradient_x_input"), agree
 
 
-METHODS_IG = "integrated_gradients"
+def completeness_text(attrs: Sequence[Attribution]) -> str:
+    """How far to trust each attribution: the completeness check (Σ attributions against f(input) − f(baseline)),
+    how many steps Integrated Gradients took, and plainly when the numbers are only approximate."""
+    parts = []
+    for a in attrs:
+        worst = f"largest gap {np.abs(a.gap).max(initial=0):.4f} = {a.relative_gap:.1%} of the largest change"
+        if a.method != "integrated_gradients":
+            parts.append(f"**{METHOD_TITLES[a.method]}**: {worst} (one point of the path: not meant to be complete; "
+                         f"read it as a first-order sketch).")
+        elif a.converged:
+            parts.append(f"**{METHOD_TITLES[a.method]}**: {a.steps} steps (each piece {min(a.target_steps)}–{a.steps}, "
+                         f"refined until its gap was under {a.tolerance:.0%} of its change): {worst}. Complete: "
+                         f"the colours add up to the change.")
+        else:
+            off = int(np.sum((a.target_gaps > a.tolerance) & (np.abs(a.gap) > 1e-4)))
+            parts.append(f"**{METHOD_TITLES[a.method]}: approximate.** After {a.steps} steps (the cap), {off} of "
+                         f"{len(a.gap)} pieces still miss completeness by more than {a.tolerance:.0%} of their change "
+                         f"({worst}): compare the pieces' sizes, not their exact values.")
+    return " ".join(parts) + f" f = {attrs[0].quantity}; baseline: {attrs[0].baseline}."
+
+
+def contrast_figure(trace, contrasts: Sequence[Attribution], plain: Sequence[Attribution], layer: int, look):
+    """Why y_t and not the rival: per source piece, the contrastive attribution (each method, signed) above, and
+    below what the plain view says at the same step: the cross-attention (mean over heads) and p(y_t)'s attribution."""
+    a0 = contrasts[0]
+    t = a0.step - 1
+    x = [f"{i + 1}: {figure.esc(p)}" for i, p in enumerate(trace.src_pieces)]
+    data = [dict(type="bar", x=x, y=a.scores[0].round(5).tolist(), name=f"{METHOD_TITLES[a.method]}: why "
+                 f"«{figure.esc(a0.tgt_pieces[0])}» and not «{figure.esc(a0.rival)}»", marker=dict(color=PALETTE[i]),
+                 yaxis="y") for i, a in enumerate(contrasts)]
+    cross = trace.cross.probs[min(max(layer, 1), trace.cross.layers) - 1][:, t].mean(0)
+    data.append(dict(type="bar", x=x, y=cross.round(4).tolist(), name=f"cross-attention at step {a0.step}, layer "
+                     f"{layer} (mean over heads)", marker=dict(color=PALETTE[7]), yaxis="y2"))
+    for a in plain:
+        m = float(np.abs(a.scores[t]).max(initial=0.0)) or 1.0
+        data.append(dict(type="scatter", mode="markers", x=x, y=(a.scores[t] / m).round(4).tolist(), yaxis="y2",
+                         name=f"{METHOD_TITLES[a.method]} of p(«{figure.esc(a0.tgt_pieces[0])}»), scaled to ±1",
+                         marker=dict(size=11, symbol="diamond", color=PALETTE[5])))
+    layout = dict(barmode="group", legend=dict(orientation="h", y=-0.3),
+                  yaxis=dict(domain=[0.55, 1], title=dict(text="log p(chosen) − log p(rival)"), zeroline=True),
+                  yaxis2=dict(domain=[0, 0.42], title=dict(text="the plain view"), zeroline=True),
+                  xaxis=dict(tickangle=-45, anchor="y2"))
+    title = (f"Step {a0.step}: «{figure.esc(a0.tgt_pieces[0])}» rather than «{figure.esc(a0.rival)}» — "
+             f"up: pieces that favour the choice, down: pieces that favour the rival")
+    return figure.fast_figure(data, layout, look.dark, look.font, figure.grow(620, look.font), title)
+
+
+def contrast_caption(contrasts: Sequence[Attribution], trace) -> str:
+    """One sentence on what the colours mean, with the numbers that matter."""
+    a = contrasts[0]
+    diff = float(a.f_input[0])
+    top = int(np.argmax(a.scores[0])), int(np.argmin(a.scores[0]))
+    return (f"At step {a.step} the model chose «{a.tgt_pieces[0]}»; its log-probability is {diff:+.2f} above "
+            f"«{a.rival}»'s (×{np.exp(diff):.3g} as likely). Bars up: source pieces whose embedding pushes toward "
+            f"«{a.tgt_pieces[0]}» rather than «{a.rival}» (most: «{trace.src_pieces[top[0]]}»); bars down: toward "
+            f"«{a.rival}» (most: «{trace.src_pieces[top[1]]}»). The bars add up to the change of that difference "
+            f"from the empty source. " + completeness_text(contrasts))
 
 
 def vectors_view(hv: HeadVectors, parts: InputParts, maps, q: int, k: int, piece: int, dark: bool, font: int):
@@ -207,3 +256,42 @@ def vectors_view(hv: HeadVectors, parts: InputParts, maps, q: int, k: int, piece
                if masked else f"The score the model recorded while translating (Inside one head): {recorded:.4f} "
                               f"(× √d_k = {recorded * np.sqrt(d_k):.4f})."))
     return text, vectors_figure(hv, qi, kj, dark, font), input_figure(parts, pi, dark, font)
+
+
+# ---------------------------------------------------------------- the logit lens
+def lens_figure(lens: Lens, step: int, dark: bool, font_size: int, colorscale: str = figure.DEFAULT_SCALE):
+    """Layer × step: the probability each decoder layer, read through the output projection, gives the piece
+    the model finally chose (its rank in the cell); the chosen step is outlined."""
+    x = [f"{t + 1}: {figure.esc(p)}" for t, p in enumerate(lens.chosen)]
+    y = [f"layer {layer + 1}" for layer in range(lens.layers)]
+    text = [[f"#{int(r)}" for r in row] for row in lens.chosen_rank]
+    data = [dict(type="heatmap", z=lens.chosen_prob.round(4).tolist(), x=x, y=y, zmin=0, zmax=1, text=text,
+                 texttemplate="%{text}", colorscale=figure.colorscale_for(colorscale, dark),
+                 colorbar=dict(title=dict(text="p")),
+                 hovertemplate="%{y}, step %{x}<br>p(chosen piece) = %{z:.3f}, rank %{text}<extra></extra>")]
+    t = min(max(step, 1), len(lens.chosen)) - 1
+    layout = dict(xaxis=dict(tickangle=-45, title=dict(text="step: the piece the model chose")),
+                  yaxis=dict(title=dict(text="read after")),
+                  shapes=[dict(type="rect", xref="x", yref="y", x0=t - 0.5, x1=t + 0.5, y0=-0.5, y1=lens.layers - 0.5,
+                               line=dict(color="#D55E00", width=3))])
+    title = "If the decoder stopped after this layer: p of the piece it finally chose (#rank)"
+    return figure.fast_figure(data, layout, dark, font_size, figure.grow(150 + 60 * lens.layers, font_size), title)
+
+
+def lens_html(lens: Lens, step: int) -> str:
+    """The chosen step, layer by layer: the top pieces with their probabilities, and where the choice settles."""
+    t = min(max(step, 1), len(lens.chosen)) - 1
+    chosen = lens.chosen[t]
+    rows = []
+    for layer in range(lens.layers):
+        cells = " ".join(
+            f'<span class="piece{" kv-new" if p == chosen else ""}">{html.escape(p)} {q:.0%}</span>'
+            for p, q in zip(lens.top_pieces[layer][t], lens.top_probs[layer, t]))
+        rows.append(f"<tr><th>layer {layer + 1}</th><td>{cells}</td><td>rank {int(lens.chosen_rank[layer, t])}, "
+                    f"p = {lens.chosen_prob[layer, t]:.1%}</td></tr>")
+    settled, c = lens.decided_at(t), html.escape(chosen)
+    note = (f"«{c}» is the top piece after every layer: the first layer already points to it." if settled == 1 else
+            f"«{c}» becomes the top piece after layer {settled} and stays there: the layers below had not settled.")
+    return (f'<div class="lens"><p>Step {t + 1}: the model chose «{c}». {note}</p><table><tr><th></th>'
+            f"<th>top pieces at this layer</th>"
+            f"<th>«{c}»</th></tr>{''.join(rows)}</table></div>")

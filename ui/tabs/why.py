@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from transformer.config import ATTRIBUTION_MAX_PIECES
 from transformer.model import attribution, vectors
+from transformer.model import lens as lens_module
 from transformer.model.attention import MultiHeadAttention
 from transformer.model.transformer import Transformer
 from transformer.translator import Translator
@@ -26,15 +26,22 @@ def build_why_tab(page: Page) -> TabView:
         with gr.Tab("Lines", id="why-lines"):
             lines = build_lines_view(page)
         with gr.Tab("Attribution", id="why-attribution"):
-            build_attribution_view(page)
+            contrast_fits = build_attribution_view(page)
         with gr.Tab("Vectors", id="why-vectors"):
             vec = build_vectors_view(page)
-    n = len(lines.controls)
+        with gr.Tab("Layer by layer", id="why-lens"):
+            lens = build_lens_view(page)
+    subs = (lines, vec, lens)
+    cuts = [0]
+    for v in subs:
+        cuts.append(cuts[-1] + len(v.controls))
 
-    def draw_why(trace, *values):      # the lines and the vectors (both are drawn when the tab is opened)
+    def draw_why(trace, *values):      # every sub-view from the trace (all are drawn when the tab is opened)
         *controls, look, large, scale = values
-        return (*lines.draw(trace, *controls[:n], look, large, scale), *vec.draw(trace, *controls[n:], look, large, scale))
-    tab = TabView(draw_why, [*lines.controls, *vec.controls], [*lines.outputs, *vec.outputs], [*lines.fits, *vec.fits])
+        return tuple(out for v, a, b in zip(subs, cuts, cuts[1:]) for out in v.draw(trace, *controls[a:b], look, large,
+                                                                                    scale))
+    tab = TabView(draw_why, [c for v in subs for c in v.controls], [o for v in subs for o in v.outputs],
+                  [*(f for v in subs for f in v.fits), *contrast_fits])
     tab.link = lines.link
     return tab
 
@@ -67,34 +74,51 @@ def build_lines_view(page: Page) -> TabView:
     return tab
 
 
+def attribution_json(trace, attrs) -> dict:
+    out = {"translation": trace.translation, **attrs[0].to_dict()}
+    if len(attrs) > 1:
+        out["also"] = {a.method: a.to_dict() for a in attrs[1:]}
+    return out
+
+
+def computed(translator: Translator, english, method, step=None, rival=""):
+    """(trace, attributions) from the translator's shared cache, or a gr.Error with the reason."""
+    if english is None or not str(english).strip():
+        raise gr.Error("Type an English sentence first.")
+    try:
+        return translator.attribution(str(english), str(method or "both"), step, str(rival or ""))
+    except ValueError as e:
+        raise gr.Error(str(e))
+
+
 def run_attribution(translator: Translator):
     def attribution_api(english, method):
         """Attribution of each target piece's probability to the source pieces: JSON with the matrix
         (target pieces × source pieces) and the completeness gap; method: integrated_gradients,
         gradient_x_input or both."""
-        method = str(method or "both")
-        if method not in (*METHODS, "both"):
-            raise gr.Error(f"Unknown method {method!r}: use integrated_gradients, gradient_x_input or both.")
-        if english is None or not str(english).strip():
-            raise gr.Error("Type an English sentence first.")
-        try:
-            trace = translator.trace(str(english))
-            longest = max(len(trace.src_pieces), len(trace.tgt_pieces))
-            if longest > ATTRIBUTION_MAX_PIECES:
-                raise ValueError(f"Attribution is limited to {ATTRIBUTION_MAX_PIECES} pieces on either side (this "
-                                 f"sentence has {longest}): try a shorter sentence.")
-            attrs = [attribution.attribute(translator.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
-                                           trace.tgt_pieces) for m in (METHODS if method == "both" else (method,))]
-        except ValueError as e:
-            raise gr.Error(str(e))
-        out = {"translation": trace.translation, **attrs[0].to_dict()}
-        if len(attrs) > 1:
-            out["also"] = {a.method: a.to_dict() for a in attrs[1:]}
-        return {"trace": trace, "attributions": attrs}, out
+        trace, attrs = computed(translator, english, method)
+        return {"trace": trace, "attributions": attrs}, attribution_json(trace, attrs)
     return attribution_api
 
 
-def build_attribution_view(page: Page) -> None:
+def contrast_api(translator: Translator):
+    def contrast(english: str, step: int, rival: str, method: str = "both") -> dict:
+        """Why the model chose its piece at `step` (1-based) and not `rival` (a piece, ▁ optional): the
+        attribution of log p(chosen) − log p(rival) to the source pieces (method: integrated_gradients,
+        gradient_x_input or both), with the completeness check."""
+        return attribution_json(*computed(translator, english, method, step, rival))
+    return contrast
+
+
+def run_contrast(translator: Translator):
+    def contrast_on_page(english, step, candidate, typed, method):
+        """The contrastive attribution, and the plain one of the same sentence when it is already computed."""
+        trace, attrs = computed(translator, english, method, int(step or 1), str(typed or candidate or ""))
+        return {"trace": trace, "contrasts": attrs}, attribution_json(trace, attrs)
+    return contrast_on_page
+
+
+def build_attribution_view(page: Page) -> list:
     gr.Markdown("Is attention an explanation? Beside the cross-attention, how much each source piece's embedding "
                 "moved the probability of each target piece (red: up, blue: down), and how well the two agree "
                 "(Jain & Wallace 2019; Wiegreffe & Pinter 2019). Computed on request: a few seconds.")
@@ -113,7 +137,7 @@ def build_attribution_view(page: Page) -> None:
         plots += [gr.Plot(show_label=False, label="Gradient × input", elem_id="attr-gx"), gr.Plot(show_label=False, label="Agreement", elem_id="attr-agree")]
     with gr.Accordion("Numbers (JSON)", open=False):
         numbers = gr.JSON(elem_id="attr-json")
-    code_panel(attribution.target_probs, attribution.path_gradients, attribution.attribute)
+    code_panel(attribution.target_function, attribution.path_gradients, attribution.integrated_scores)
 
     @safe_view
     def draw_attribution(res, layer_v, look, large, scale):
@@ -128,6 +152,84 @@ def build_attribution_view(page: Page) -> None:
         draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
     for c in (layer, *page.look):
         c.change(draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
+    return build_contrast_view(page, method, layer, result, numbers)
+
+
+def rival_choices(trace, step_v):
+    """The step's other candidates, most probable first: the rivals offered."""
+    if trace is None or not trace.steps:
+        return gr.update(choices=[], value=None)
+    s = trace.steps[views.clamp(step_v or 1, 1, len(trace.steps)) - 1]
+    rivals = [(f"{p}  ({q:.1%})", p) for p, q in zip(s.topk_pieces[1:], s.topk_probs[1:])]
+    return gr.update(choices=rivals, value=rivals[0][1] if rivals else None)
+
+
+def build_contrast_view(page: Page, method, layer, plain, numbers) -> list:
+    """Why this piece and not that one: a step, a rival, and the attribution of the difference. Returns its Fit."""
+    gr.Markdown("**Why this piece and not another?** Pick a step and a rival piece: the bars show which source "
+                "pieces made the model prefer its choice to the rival (log p(chosen) − log p(rival)).")
+    with gr.Row():
+        step = gr.Slider(1, 2, value=1, step=1, label="Step", elem_id="contrast-step", scale=2)
+        cand = gr.Dropdown([], label="Rival: one of the step's candidates", elem_id="contrast-rival", scale=2)
+        typed = gr.Textbox(label="…or type a rival piece", elem_id="contrast-typed", max_length=100, scale=2)
+        btn = gr.Button("Why this and not that?", variant="primary", elem_id="contrast-btn", scale=1)
+    caption = gr.Markdown(elem_id="contrast-caption")
+    plot = gr.Plot(show_label=False, label="Why this piece and not the rival", elem_id="contrast-plot")
+    result = gr.State(None)
+
+    @safe_view
+    def draw_contrast(res, plain_v, layer_v, look, large, scale):
+        lk = look_of(look, large, scale)
+        if res is None:
+            return "", empty_figure("Pick a step and a rival, then press “Why this and not that?”.", lk.dark)
+        trace = res["trace"]
+        same = plain_v is not None and plain_v["trace"].source.text == trace.source.text
+        return (why_views.contrast_caption(res["contrasts"], trace),
+                why_views.contrast_figure(trace, res["contrasts"], plain_v["attributions"] if same else [],
+                                          int(layer_v or 1), lk))
+
+    def fit(trace, step_v=1):
+        if trace is None:
+            return gr.update(), gr.update()
+        return slider_update(len(trace.steps), int(step_v or 1)), rival_choices(trace, step_v)
+
+    step.change(rival_choices, [page.trace, step], cand, api_visibility="undocumented", queue=False)
+    ins = [result, plain, layer, *page.look]
+    gr.api(contrast_api(page.translator), api_name="contrast", concurrency_id="attribution", concurrency_limit=1)
+    btn.click(run_contrast(page.translator), [page.english, step, cand, typed, method], [result, numbers],
+              api_name="contrast_on_page", api_visibility="undocumented", concurrency_id="attribution",
+              concurrency_limit=1).then(draw_contrast, ins, [caption, plot], api_visibility="undocumented",
+                                        concurrency_id="draw")
+    for c in (layer, *page.look):
+        c.change(draw_contrast, ins, [caption, plot], api_visibility="undocumented", concurrency_id="draw")
+    return [Fit(fit, [step], [step, cand], after_branch=False)]   # the rivals of the greedy translation
+
+
+def build_lens_view(page: Page) -> TabView:
+    gr.Markdown("**A lens through the decoder's layers**: what the decoder would predict if it stopped after layer "
+                "1, 2, …: the model's own output projection applied to each layer's output. Look for the layer "
+                "where the piece the model chose comes to the top and stays there.")
+    step = gr.Slider(1, 2, value=1, step=1, label="Step", elem_id="lens-step")
+    table = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="lens-html")
+    plot = gr.Plot(show_label=False, label="Layer by layer", elem_id="lens-plot")
+    code_panel(lens_module.logit_lens)
+
+    @safe_view
+    def draw_lens(trace, step_v, look, large, scale):
+        lk = look_of(look, large, scale)
+        if trace is None or not trace.steps:
+            return f"<i>{NO_TRACE}</i>", *no_trace(lk, 1)
+        lens = lens_module.logit_lens(page.translator.model, trace.source.ids, trace.tgt_ids,
+                                      page.translator.tokenizer.pieces)
+        return (why_views.lens_html(lens, int(step_v or 1)),
+                why_views.lens_figure(lens, int(step_v or 1), lk.dark, lk.font, lk.colorscale))
+
+    def fit(trace, step_v=1):
+        return gr.update() if trace is None else slider_update(len(trace.steps), int(step_v or 1))
+
+    tab = TabView(draw_lens, [step], [table, plot], [Fit(fit, [step], [step])])
+    tab.redraw_on(page, [step], trigger_mode="always_last", show_progress="hidden")
+    return tab
 
 
 def build_vectors_view(page: Page) -> TabView:
