@@ -37,7 +37,7 @@ TORCH_FREE = ["transformer.config", "transformer.pieces", "transformer.trace", "
               "transformer.positional", "transformer.viz.views", "transformer.viz.report", "transformer.viz.why",
               "transformer.viz.steering", "transformer.viz.learning", "transformer.viz.links",
               "transformer.viz.analysis", "transformer.viz.figure", "transformer.viz.plots",
-              "transformer.viz.positional_plots", "transformer.viz.style", "ui.settings"]
+              "transformer.viz.positional_plots", "transformer.viz.style", "transformer.viz.layer", "ui.settings"]
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:

@@ -4,6 +4,7 @@
 (model/attribution.py writes it). ``HeadVectors``: the query and key vectors of one head
 (model/vectors.py writes it). ``InputParts``: a piece's embedding × √d_model and its positional
 encoding, the model's input to layer 1. ``Lens``: what each decoder layer would predict (model/lens.py).
+``LayerParts``: the residual stream, LayerNorm and feed-forward inside one layer (model/inside_layer.py).
 """
 from __future__ import annotations
 
@@ -150,3 +151,38 @@ class Lens:
             if top[layer:].all():
                 return layer + 1
         return self.layers
+
+
+@dataclass(frozen=True)
+class SubLayerStep:
+    """One sub-layer of a post-norm layer at one position: x → LayerNorm(x + Sublayer(x))."""
+
+    name: str                   # "self-attention", "masked self-attention", "cross-attention", "feed-forward"
+    norm_in: float              # |x|, the residual stream coming in
+    norm_added: float           # |Sublayer(x)|, what the sub-layer adds
+    norm_sum: float             # |x + Sublayer(x)|, before LayerNorm
+    mean_before: float          # the sum's mean and spread (standard deviation) over d_model ...
+    std_before: float
+    norm_out: float             # ... and after LayerNorm (mean ≈ β's mean, spread ≈ γ's scale)
+    mean_after: float
+    std_after: float
+
+
+@dataclass(frozen=True)
+class LayerParts:
+    """Inside one encoder or decoder layer at one position (model/inside_layer.py)."""
+
+    stack: str                  # "encoder" or "decoder"
+    layer: int                  # 1-based
+    position: int               # 0-based
+    piece: str
+    steps: tuple[SubLayerStep, ...]
+    hidden: np.ndarray          # (d_ff,) the feed-forward's hidden units after ReLU
+    top_units: tuple[int, ...]  # the strongest units, strongest first
+    top_values: np.ndarray
+    output: np.ndarray          # (d_model,) the layer's output at this position
+
+    @property
+    def firing(self) -> int:
+        """Hidden units that fire (ReLU output above 0)."""
+        return int((self.hidden > 0).sum())
