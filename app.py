@@ -19,6 +19,7 @@ from pathlib import Path
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from transformer.translator import Translator
 from ui.demo import build_demo, serve
+from ui.rooms import room_store
 from ui.settings import APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_TORCH_THREADS
 
 log = logging.getLogger("app")
@@ -34,6 +35,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="address to bind (default 127.0.0.1; 0.0.0.0 to serve a network)")
     p.add_argument("--port", type=int, default=int(env("GRADIO_SERVER_PORT", str(APP_PORT))))
     p.add_argument("--share", action="store_true", help="create a public gradio.live link")
+    p.add_argument("--redis", default=env("APP_REDIS_URL", "") or None, metavar="URL",
+                   help="keep live lecture rooms in Redis (redis://host:6379/0), shared by several app processes "
+                        "behind a sticky load balancer (default: in this process)")
     p.add_argument("--concurrency", type=int, default=int(env("APP_CONCURRENCY", str(APP_CONCURRENCY))),
                    help="translations run at once (the model is shared read-only)")
     p.add_argument("--torch-threads", type=int, default=int(env("APP_TORCH_THREADS", str(APP_TORCH_THREADS))),
@@ -62,7 +66,12 @@ def main(argv=None) -> int:
     # bench/RESULTS.md, section 4. Not understood, so not done.)
     translator.trace("Hello.")
     log.info("model loaded on %s in %.1fs", translator.device, time.perf_counter() - t0)
-    demo = build_demo(translator, Path(args.checkpoint), args.concurrency)
+    try:
+        rooms = room_store(args.redis)
+    except Exception as e:  # noqa: BLE001  redis missing or not answering: say so, do not start half a server
+        print(f"error: the room store at {args.redis} does not answer: {e}", file=sys.stderr)
+        return 2
+    demo = build_demo(translator, Path(args.checkpoint), args.concurrency, rooms)
     serve(demo, args.host, args.port, args.share, args.queue_size)
     return 0
 

@@ -6,16 +6,20 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import gradio as gr
 
 from transformer.translator import Translator
+from transformer.viz.figure import COLORSCALES
 
 from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback
 from .header import build_display_section, build_header, build_input_section
 from .links import BLUR_JS, link_loader, wire_links
+from .live import add_routes, follow_params, state_params, wire_live
 from .page import Page
 from .reports import delete_cache_setting, sweep_reports
+from .rooms import MemoryRooms, RoomStore
 from .settings import APP_CONCURRENCY, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY, APP_TRANSLATE_WAITING
 from .tabs import DEFAULT_TAB, TABS
 from .tabs.about import build_about_tab
@@ -52,6 +56,7 @@ class PageParts:
     go_btn: gr.Button
     results: list             # French, run info, pieces
     link: tuple               # Copy link button, link box
+    live: tuple               # live session: start, end, the room panel, the followed view's box
 
 
 def build_page(translator: Translator, checkpoint: Path) -> PageParts:
@@ -59,16 +64,20 @@ def build_page(translator: Translator, checkpoint: Path) -> PageParts:
     trace_state = gr.State(None)   # this user's trace: every redraw reads it, none re-runs the model
     current_tab, drawn = gr.State(DEFAULT_TAB), gr.State(None)
     look, large, example = build_header()
-    text, go_btn, results, link, look = build_input_section(
+    text, go_btn, results, link, look, live = build_input_section(
         lambda: build_display_section(translator.cfg, trace_state, look, large))
     picker = gr.Dropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
     page = Page(translator.cfg, trace_state, look, replay_of(checkpoint), translator, english=text,
                 original=gr.State(None), text=text, french=results[0], pieces=results[2])
     tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab, drawn)
-    return PageParts(page, tabs, tabs_box, current_tab, drawn, example, picker, go_btn, results, link)
+    return PageParts(page, tabs, tabs_box, current_tab, drawn, example, picker, go_btn, results, link, live)
 
 
-def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY) -> gr.Blocks:
+def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY,
+               rooms: Optional[RoomStore] = None) -> gr.Blocks:
+    """The whole page. `rooms`: where live sessions are kept (default: this process's memory); ``serve`` adds
+    the followers' route for them (``demo.rooms``)."""
+    rooms = rooms if rooms is not None else MemoryRooms()
     with gr.Blocks(title="Transformer, step by step: English → French", delete_cache=delete_cache_setting()) as demo:
         parts = build_page(translator, checkpoint)
         page, tabs, tabs_box, current_tab, drawn = parts.page, parts.tabs, parts.tabs_box, parts.current_tab, parts.drawn
@@ -117,8 +126,10 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         for c in page.look:
             c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
         wire_page_load(demo, translator, page, tabs, fresh, [text, *result_outputs, tabs_box, current_tab],
-                       drawn, (draw_all, all_in, all_out), model)
+                       drawn, (draw_all, all_in, all_out), model, rooms, parts.live[3])
+        wire_live(page, tabs, current_tab, rooms, *parts.live[:3])
         wire_links(page, tabs, text, current_tab, link_btn, link_box)
+    demo.rooms = rooms
     return demo
 
 
@@ -149,28 +160,50 @@ def wire_branches(page: Page, tabs: list, current_tab: gr.State, drawn: gr.State
 
 
 def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: list, fresh: NewTraceViews,
-                   loaded_outputs: list, drawn: gr.State, redraw: tuple, model: dict) -> None:
-    """At page load: the link's sentence (or the first example) translated and the view it names drawn, in one
-    event. `loaded_outputs`: the sentence box, the translation's outputs, the tab bar and the tab on screen."""
+                   loaded_outputs: list, drawn: gr.State, redraw: tuple, model: dict, rooms: RoomStore,
+                   follow_box: gr.Textbox) -> None:
+    """At page load: the link's sentence (or the first example, or a followed room's view) translated and the
+    view it names drawn, in one event; then each view a followed room sends (``follow_box``), the same way.
+    `loaded_outputs`: the sentence box, the translation's outputs, the tab bar and the tab on screen."""
     load, link_outs = link_loader(translator, page, tabs)
-    step = loaded_outputs[5]
+    step, scale = loaded_outputs[5], page.look[2]
+    at_scale = next(i for i, c in enumerate(fresh.inputs) if c is scale)
 
-    def open_page(request: gr.Request, *values):
-        loaded = load(request)             # text, trace, French, info, pieces, step, tabs, tab, link controls
+    def opened(params: dict, notes: list, values) -> tuple:
+        loaded = load(params, notes)       # text, trace, French, info, pieces, step, tabs, tab, link controls
         trace, step_v, tab_v, link_v = loaded[1], loaded[5], loaded[7], loaded[8:]
+        values = list(values)
+        if params.get("scale") in COLORSCALES:   # a followed room's colour scale
+            values[at_scale] = params["scale"]
         set_now = {step: step_v, **dict(zip(link_outs, link_v))}
         drawn_v, views_out = fresh.views(trace, set_now, tab_v, *values[1:])
-        return (*loaded, drawn_v, *views_out)
+        return (*loaded, values[at_scale], drawn_v, *views_out)
+
+    def open_page(request: gr.Request, *values):
+        params, notes = follow_params(dict(request.query_params) if request is not None else {}, rooms)
+        return opened(params, notes, values)
+
+    def follow_view(state_json, *values):
+        """A followed room's new view (its JSON, from ui/static/live.js)."""
+        params = state_params(state_json)
+        return opened(params, [], values) if params.get("text") else (gr.skip(),) * len(outputs)
     # A link sets controls (kind, layer, head) whose change events redraw from values the browser may not
     # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
-    demo.load(open_page, fresh.inputs, [*loaded_outputs, *link_outs, drawn, *fresh.outputs],
-              api_visibility="undocumented", **model).then(
+    outputs = [*loaded_outputs, *link_outs, scale, drawn, *fresh.outputs]
+    demo.load(open_page, fresh.inputs, outputs, api_visibility="undocumented", **model).then(
         *redraw, api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
+    follow_box.change(follow_view, [follow_box, *fresh.inputs], outputs, api_visibility="private",
+                     show_progress="hidden", trigger_mode="always_last", **model).then(
+        *redraw, api_visibility="private", show_progress="hidden", concurrency_id="draw")
 
 
-def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int) -> None:
-    """Queue and launch the page with its look; report files are swept on Gradio's cache schedule."""
+def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, block: bool = True) -> None:
+    """Queue and launch the page with its look, and the live rooms' route beside it; report files are swept
+    on Gradio's cache schedule."""
     sweep_reports(delete_cache_setting()[0])
     demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=queue_size)
     demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
-                css=CSS, js=JS, footer_links=["api", "gradio"], show_error=False)
+                css=CSS, js=JS, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True)
+    add_routes(demo.app, demo.rooms)
+    if block:
+        demo.block_thread()

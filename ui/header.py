@@ -61,8 +61,21 @@ def build_input_section(extras: Callable[[], list]):
         with gr.Column(scale=1, min_width=260, elem_id="extras"):
             link_box = gr.Textbox(label="Link to this view (copied)", visible=False, interactive=False,
                                   elem_id="link-box", buttons=["copy"])
+            live = live_controls()
             look = extras()
-    return text, go_btn, [french, info, pieces], (link_btn, link_box), look
+    return text, go_btn, [french, info, pieces], (link_btn, link_box), look, live
+
+
+def live_controls() -> tuple:
+    """Presenter mode: start and end a live session (ui/live.py); and, on every page, the box through which a
+    followed room's view arrives (filled by ui/static/live.js, off screen)."""
+    with gr.Row(elem_classes="presenter-only", elem_id="live-row"):
+        start = gr.Button("Start live session", size="sm", elem_id="live-start")
+        end = gr.Button("End live session", size="sm", elem_id="live-end")
+    panel = gr.HTML(visible=False, elem_id="live-panel")
+    state = gr.Textbox(elem_id="follow-state", elem_classes="offscreen", container=False, show_label=False,
+                       max_length=20_000)
+    return start, end, panel, state
 
 
 def build_display_section(cfg: ModelConfig, trace_state: gr.State, look, large) -> list:

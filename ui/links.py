@@ -49,9 +49,10 @@ def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
     run = translate_callback(translator)   # Translator.trace's cache: a class opening one link translates once
     controls = [(tab_id, c) for tab_id, key, c in link_controls(tabs) if key != "step"]
 
-    def load(request: gr.Request):
-        params = dict(request.query_params) if request is not None else {}
-        q, notes = links.parse_query(params, TAB_IDS, examples.EVERYDAY[0], DEFAULT_TAB)
+    def load(params: dict, notes: list):
+        """`params`: the link's (or a followed room's) parameters; `notes`: what to tell the user already."""
+        q, more = links.parse_query(params, TAB_IDS, examples.EVERYDAY[0], DEFAULT_TAB)
+        notes = [*notes, *more]
         trace, french, info, pieces, step = run(q.text)
         updates = {}
         if trace is not None:

@@ -10,7 +10,9 @@ CSS = (STATIC / "style.css").read_text(encoding="utf-8")
 # Keyboard: ← / → step through decoding, only while the Step-by-step tab is on screen and never while
 # typing (text fields, dropdowns, sliders keep their keys). Enter in the sentence box translates and
 # leaves the box, so that the arrows step right after a translation.
-JS = (STATIC / "keys.js").read_text(encoding="utf-8")
+# Live lecture (live.js): a follower's page polls its room and hands each new view to the page.
+JS = ("() => { (" + (STATIC / "keys.js").read_text(encoding="utf-8").strip() + ")(); ("
+      + (STATIC / "live.js").read_text(encoding="utf-8").strip() + ")(); }")
 GLOSSARY = (STATIC / "glossary.md").read_text(encoding="utf-8")
 
 

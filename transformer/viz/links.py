@@ -87,12 +87,18 @@ def fit_ranges(q: ViewQuery, n_steps: int, n_layers: int, n_heads: int, mean_all
     return replace(q, **changes), notes
 
 
-def query_string(text: str, tab: str, **view) -> str:
-    """``?text=...&tab=...`` plus the view's values that are set (None and empty ones are left out)."""
-    pairs = [("text", text), ("tab", tab)]
+def view_params(text: str, tab: str, **view) -> dict[str, str]:
+    """The link parameters of a view: text, tab, and the view's values that are set (None and empty ones are
+    left out; "mean over heads" is ``mean``)."""
+    params = {"text": text, "tab": tab}
     for key in LINK_KEYS[2:]:
         value = view.get(key)
         if value is not None and str(value) != "":
             value = MEAN if str(value).lower().startswith(MEAN) else value
-            pairs.append((key, str(int(value)) if isinstance(value, float) else str(value)))
-    return "?" + urlencode(pairs)
+            params[key] = str(int(value)) if isinstance(value, float) else str(value)
+    return params
+
+
+def query_string(text: str, tab: str, **view) -> str:
+    """``?text=...&tab=...`` plus the view's values that are set."""
+    return "?" + urlencode(list(view_params(text, tab, **view).items()))

@@ -1,0 +1,180 @@
+"""Lecture rooms: the presenter's view, shared with everyone who follows it (no gradio here).
+
+A room holds the view's state: the link parameters (``transformer/viz/links.py``: text, tab, step, kind,
+layer, head, and the colour scale), a version that grows with every change, and the time of the last
+change. Only the holder of the room's secret (kept in the presenter's page, never in the link) can change
+it or end it; anyone with the short code can read it. A room ends when the presenter ends it or after
+ROOM_IDLE_S without a change.
+
+Two stores behind one small interface: ``MemoryRooms`` (the default: one app process) and ``RedisRooms``
+(``--redis URL``: several app processes behind a load balancer share rooms).
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from typing import Optional, Protocol
+
+ROOM_IDLE_S = 4 * 3600          # a room nobody changed for this long ends
+MAX_ROOMS = 1000                # rooms at once in one memory store (the oldest idle one goes first)
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I: read aloud and typed on phones
+CODE_LENGTH = 6
+STATE_KEYS = ("text", "tab", "step", "kind", "layer", "head", "scale")
+MAX_VALUE_CHARS = 4000
+
+
+class RoomError(ValueError):
+    """A request a room refuses: unknown code, wrong secret, a state it cannot hold."""
+
+
+@dataclass(frozen=True)
+class RoomView:
+    version: int
+    state: dict
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def clean_state(state) -> dict:
+    """Only the view's parameters, as short strings: a room never stores anything else."""
+    if not isinstance(state, dict):
+        raise RoomError("a room's state is a JSON object of view parameters")
+    out = {k: str(v)[:MAX_VALUE_CHARS] for k, v in state.items() if k in STATE_KEYS and v not in (None, "")}
+    if not out.get("text"):
+        raise RoomError("a room's state needs the sentence (text)")
+    return out
+
+
+class RoomStore(Protocol):
+    def create(self) -> tuple[str, str]: ...                       # (code, secret)
+    def publish(self, code: str, secret: str, state: dict) -> int: ...   # the new version
+    def read(self, code: str) -> Optional[RoomView]: ...
+    def end(self, code: str, secret: str) -> None: ...
+
+
+class MemoryRooms:
+    """Rooms in this process's memory (thread-safe)."""
+
+    def __init__(self, idle_s: float = ROOM_IDLE_S, max_rooms: int = MAX_ROOMS) -> None:
+        self.idle_s, self.max_rooms = idle_s, max_rooms
+        self._rooms: dict[str, dict] = {}
+        self._lock = threading.Lock()
+
+    def _sweep(self, now: float) -> None:
+        for code in [c for c, r in self._rooms.items() if now - r["touched"] > self.idle_s]:
+            del self._rooms[code]
+        while len(self._rooms) >= self.max_rooms:
+            del self._rooms[min(self._rooms, key=lambda c: self._rooms[c]["touched"])]
+
+    def create(self) -> tuple[str, str]:
+        secret = secrets.token_urlsafe(24)
+        with self._lock:
+            now = time.time()
+            self._sweep(now)
+            code = new_code()
+            while code in self._rooms:
+                code = new_code()
+            self._rooms[code] = dict(secret=digest(secret), state={}, version=0, touched=now)
+        return code, secret
+
+    def _owned(self, code: str, secret: str) -> dict:
+        room = self._rooms.get(str(code).upper())
+        if room is None or time.time() - room["touched"] > self.idle_s:
+            raise RoomError("no such room (it may have ended)")
+        if not hmac.compare_digest(room["secret"], digest(str(secret or ""))):
+            raise RoomError("only the presenter can change this room")
+        return room
+
+    def publish(self, code: str, secret: str, state: dict) -> int:
+        state = clean_state(state)
+        with self._lock:
+            room = self._owned(code, secret)
+            room["touched"] = time.time()
+            if state != room["state"]:
+                room["state"], room["version"] = state, room["version"] + 1
+            return room["version"]
+
+    def read(self, code: str) -> Optional[RoomView]:
+        with self._lock:
+            room = self._rooms.get(str(code).upper())
+            if room is None or time.time() - room["touched"] > self.idle_s:
+                return None
+            return RoomView(room["version"], dict(room["state"]))
+
+    def end(self, code: str, secret: str) -> None:
+        with self._lock:
+            self._owned(code, secret)
+            del self._rooms[str(code).upper()]
+
+
+class RedisRooms:
+    """Rooms in Redis, shared by every app process that uses the same server: one hash per room, expiring
+    after ROOM_IDLE_S without a change. A publish is one atomic script (check the secret, bump the version)."""
+
+    PUBLISH = """
+    local secret = redis.call('HGET', KEYS[1], 'secret')
+    if not secret then return -1 end
+    if secret ~= ARGV[1] then return -2 end
+    if redis.call('HGET', KEYS[1], 'state') ~= ARGV[2] then
+      redis.call('HSET', KEYS[1], 'state', ARGV[2])
+      redis.call('HINCRBY', KEYS[1], 'version', 1)
+    end
+    redis.call('EXPIRE', KEYS[1], ARGV[3])
+    return tonumber(redis.call('HGET', KEYS[1], 'version'))
+    """
+
+    def __init__(self, url: str, idle_s: float = ROOM_IDLE_S) -> None:
+        import redis
+        self.r = redis.Redis.from_url(url, decode_responses=True, socket_timeout=2)
+        self.idle_s = int(idle_s)
+        self._publish = self.r.register_script(self.PUBLISH)
+        self.r.ping()
+
+    @staticmethod
+    def key(code: str) -> str:
+        return f"transformer-room:{str(code).upper()}"
+
+    def create(self) -> tuple[str, str]:
+        secret = secrets.token_urlsafe(24)
+        while True:
+            code = new_code()
+            if self.r.hsetnx(self.key(code), "secret", digest(secret)):
+                self.r.hset(self.key(code), mapping={"state": "{}", "version": 0})
+                self.r.expire(self.key(code), self.idle_s)
+                return code, secret
+
+    def publish(self, code: str, secret: str, state: dict) -> int:
+        body = json.dumps(clean_state(state), sort_keys=True)
+        version = int(self._publish(keys=[self.key(code)], args=[digest(str(secret or "")), body, self.idle_s]))
+        if version == -1:
+            raise RoomError("no such room (it may have ended)")
+        if version == -2:
+            raise RoomError("only the presenter can change this room")
+        return version
+
+    def read(self, code: str) -> Optional[RoomView]:
+        room = self.r.hgetall(self.key(code))
+        return RoomView(int(room["version"]), json.loads(room["state"])) if room else None
+
+    def end(self, code: str, secret: str) -> None:
+        room = self.r.hget(self.key(code), "secret")
+        if room is None:
+            raise RoomError("no such room (it may have ended)")
+        if not hmac.compare_digest(room, digest(str(secret or ""))):
+            raise RoomError("only the presenter can change this room")
+        self.r.delete(self.key(code))
+
+
+def room_store(redis_url: Optional[str] = None) -> RoomStore:
+    return RedisRooms(redis_url) if redis_url else MemoryRooms()
