@@ -38,6 +38,7 @@ def test_a_wrong_word_stands_out(client, greedy):
     rows = rows_of(out)
     bad = [r for r in rows if r["rank"] > 1]
     assert bad and bad[0]["probability"] < 0.1 and "part ways" in out[0]
+    assert "chien" in out[-1]                     # the French box shows the French the views show: yours
 
 
 def test_what_if_returns_the_new_translation(client, greedy):
@@ -68,3 +69,18 @@ def test_beam_search_returns_the_final_translation(client, greedy):
 def test_bad_input_gives_a_message(client, api, args, message):
     out = client.predict(*args, api_name=api)
     assert any(isinstance(o, str) and message in o for o in out)
+
+
+def test_the_step_line_says_your_piece_for_your_french():
+    """A teacher-forced trace's step line names your piece (not "chosen token") and the model's top choice, and
+    a tiny probability keeps its order of magnitude."""
+    from transformer.translator import Translator
+    from transformer.viz import views
+    tr = Translator()
+    result = tr.forced(EN, "Le chien dort sur le canapé.")
+    t = next(i for i, s in enumerate(result.trace.steps, 1) if "chien" in s.piece)
+    line = views.step_info_html(result.trace, t)
+    assert "your piece" in line and "chosen token" not in line and "top choice" in line
+    assert "chosen token" in views.step_info_html(tr.trace(EN), 1)
+    from transformer.viz.figure import percent
+    assert percent(0.00002) == "2.0e-03%" and percent(0.5) == "50.0%"

@@ -60,6 +60,11 @@ def f32(z, decimals: int = 4) -> np.ndarray:
     return np.round(np.asarray(z, dtype=np.float64), decimals).astype(np.float32)
 
 
+def percent(p: float) -> str:
+    """A probability as a percentage; tiny ones keep their order of magnitude (0.0% would hide it)."""
+    return f"{p:.1%}" if p >= 0.001 else f"{p * 100:.1e}%"
+
+
 def shown_piece(token: str) -> str:
     """A piece as a reader should see it: a lone word marker is named, not left as a bare "▁"."""
     return "▁ (space)" if token == "▁" else str(token)

@@ -13,16 +13,12 @@ import plotly.graph_objects as go
 
 from ..pieces import detokenize
 from ..steering import NORMALISATION_NOTE, BeamResult, ForcedResult
+from .figure import percent
 from ..trace import TranslationTrace
 from .figure import f32, fast_figure, ticks, esc, esc_all
 
 RANK_COLOURS = (("#0072B2", "the model's top choice"), ("#E69F00", "rank 2-5"), ("#D55E00", "rank 6 or worse"))
 BEAM_COLOURS = {"kept": "#0072B2", "finished": "#009E73", "pruned": "#999999", "final": "#E69F00"}
-
-
-def percent(p: float) -> str:
-    """A probability as a percentage; tiny ones keep their order of magnitude (0.0% would hide it)."""
-    return f"{p:.1%}" if p >= 0.001 else f"{p * 100:.1e}%"
 
 
 def rank_colour(rank: int) -> str:
@@ -74,7 +70,7 @@ def forced_html(result: ForcedResult, greedy: Optional[str]) -> str:
     return (f'<div class="pieces" id="forced-summary"><div><b>Your French:</b> {html.escape(result.french)}</div>{greedy_row}'
             f"<div>Mean cross-entropy <b>{result.mean_loss:.3f}</b> nats per piece over {len(result.pieces)} pieces "
             f"(&lt;/s&gt; included) · perplexity <b>{result.perplexity:.2f}</b> · least expected piece: "
-            f"<b>{html.escape(worst.piece)}</b> (p = {worst.probability:.2%})</div>"
+            f"<b>{html.escape(worst.piece)}</b> (p = {percent(worst.probability)})</div>"
             f"<div>{split}</div><div>{rank_chips(result)}</div><div>{legend}</div>{notes}"
             "<div><i>Teacher forcing: the decoder reads your pieces as its input (as in training) and each position is "
             "scored given the pieces before it. The other tabs now show this pass's attention maps.</i></div></div>")

@@ -172,9 +172,12 @@ def step_info_html(trace: TranslationTrace, step: int) -> str:
     prefix_html = prefix_chips(prefix)
     return (f'<div class="stepinfo"><div><b>Step {step} of {n_steps(trace)}</b> · decoder input so far: '
             f'<span class="piece">{html.escape(bos)}</span>{prefix_html}</div>'
-            f'<div>chosen token: <span class="piece chosen">{html.escape(figure.shown_piece(s.piece))}</span> '
-            f'with p = {s.prob:.1%}</div>'
-            f'<div>French so far: <b>{html.escape(detokenize(trace.tgt_pieces[:step]))}</b></div></div>')
+            + (f'<div>your piece: <span class="piece chosen">{html.escape(figure.shown_piece(s.piece))}</span> '
+               f'with p = {figure.percent(s.prob)} (the model\'s top choice: '
+               f'{html.escape(figure.shown_piece(s.topk_pieces[0]))})</div>' if trace.forced else
+               f'<div>chosen token: <span class="piece chosen">{html.escape(figure.shown_piece(s.piece))}</span> '
+               f'with p = {figure.percent(s.prob)}</div>')
+            + f'<div>French so far: <b>{html.escape(detokenize(trace.tgt_pieces[:step]))}</b></div></div>')
 
 
 def step_view(trace: TranslationTrace, step: int, layer: int, head, look: Look):

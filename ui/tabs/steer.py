@@ -25,15 +25,15 @@ def forced_callback(translator: Translator):
             result = translator.forced(str(english or ""), str(french or ""))
         except ValueError as e:
             gr.Warning(str(e))
-            return (gr.update(),) * 3 + (f'<div class="note">{html.escape(str(e))}</div>', [], *(gr.update(),) * 3)
+            return (gr.update(),) * 3 + (f'<div class="note">{html.escape(str(e))}</div>', [], *(gr.update(),) * 4)
         except Exception:  # noqa: BLE001
             log.exception("forced decoding failed")
             gr.Warning("Sorry, the model failed on this input. Please try another sentence.")
-            return (gr.update(),) * 8
+            return (gr.update(),) * 9
         viewing = (f'<div class="note" id="viewing-forced">The views show the teacher-forced pass of your French: '
                    f'«&nbsp;{html.escape(result.french)}&nbsp;». <b>Back to the original</b> (under What if?) returns to greedy.</div>')
         return (result, result.trace, greedy, steer_views.forced_html(result, greedy.translation), result.as_rows(),
-                viewing, slider_update(len(result.trace.steps)), views.pieces_html(result.trace))
+                viewing, slider_update(len(result.trace.steps)), views.pieces_html(result.trace), result.french)
     return forced_decoding
 
 
@@ -109,7 +109,8 @@ def build_steer_tab(page: Page) -> TabView:
     copy_btn.click(lambda fr: fr, page.french, french, api_visibility="undocumented", queue=False)
     page.model_events.append(gr.on(
         [score_btn.click, french.submit], forced_callback(page.translator), [page.text, french, page.trace, page.original],
-        [forced_state, page.trace, page.original, forced_info, forced_json, page.viewing, page.step_slider, page.pieces],
+        [forced_state, page.trace, page.original, forced_info, forced_json, page.viewing, page.step_slider, page.pieces,
+         page.french],
         api_name="forced_decoding", concurrency_id="model"))
     gr.api(beam_api(page.translator), api_name="beam_search", concurrency_id="model")
     beam_btn.click(beam_callback(page.translator), [page.text, beam, page.trace, page.original],
