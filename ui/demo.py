@@ -103,6 +103,9 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
             return (trace, *shown, step_v), (drawn_v, *views_out)
 
         def translate(text_v, *values):
+            if not str(text_v or "").strip():      # an empty box keeps what is on screen, and says why
+                gr.Warning("Type an English sentence first: the translation and the views below stay as they are.")
+                return (gr.skip(),) * (len(result_outputs) + 2 + len(fresh.outputs))
             result, views_out = translated(text_v, values)
             return (*result, sentence_choices(text_v), *views_out)
         translate.__doc__ = run.__doc__

@@ -51,7 +51,7 @@ def layer_text(parts: LayerParts) -> str:
                      f"added {s.norm_added:.1f}); LayerNorm then takes the sum's spread from {s.std_before:.2f} to "
                      f"{s.std_after:.2f} and its mean from {s.mean_before:+.2f} to {s.mean_after:+.2f}.")
     top = ", ".join(f"#{u} ({v:.2f})" for u, v in zip(parts.top_units[:5], parts.top_values[:5]))
-    lines.append(f"- **feed-forward**: {parts.firing} of {len(parts.hidden)} hidden units fire (ReLU > 0); the "
+    lines.append(f"- **the feed-forward's hidden units**: {parts.firing} of {len(parts.hidden)} hidden units fire (ReLU > 0); the "
                  f"strongest: {top}.")
     return ("The residual connection keeps what came in and adds each sub-layer's output to it; LayerNorm "
             "rescales the sum to a fixed spread, so no sub-layer can blow the stream up.\n\n" + "\n".join(lines))
