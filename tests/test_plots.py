@@ -444,3 +444,16 @@ def test_the_architecture_diagram_is_drawn_from_the_config():
     assert "Encoder layer × 5" in html_text and "Decoder layer × 2" in html_text      # stacked, as in the paper
     assert "d_model = 64" in html_text and "d_k = d_v = 16" in html_text and "12,345 parameters" in html_text
     assert "900 pieces × 64" in html_text
+
+
+def test_the_steps_so_far_never_show_the_pieces_to_come_and_labels_never_overlap():
+    import numpy as np
+    from transformer.viz import plots
+    T, S = 56, 20
+    outs = [f"▁mot{t}" for t in range(T)]
+    fig = plots.cross_steps_heatmap(np.full((T, S), 1 / S), 1, outs, [f"▁w{s}" for s in range(S)], "t").to_dict()
+    y = fig["layout"]["yaxis"]
+    shown = " ".join(y["ticktext"]) + " ".join(map(str, fig["data"][0]["y"]))
+    assert "mot0" in shown and not any(f"mot{t}" in shown for t in range(1, T))      # step 1: only its own piece
+    font = fig["layout"]["font"]["size"]
+    assert len(y["tickvals"]) * 1.2 * font <= fig["layout"]["height"]                   # one label per line of type

@@ -183,11 +183,15 @@ def source_attention_bar(src_pieces: Sequence[str], weights: Sequence[float], ti
 def cross_steps_heatmap(attn: np.ndarray, step: int, out_labels: Sequence[str], src_labels: Sequence[str],
                         title: str = "", colorscale: str = DEFAULT_SCALE, dark: bool = False,
                         font_size: int = 14) -> go.Figure:
-    """Cross-attention (T, S) of every step so far: rows 1..step drawn, later rows still empty, the
-    current row outlined, so the alignment grows as the steps advance. Colour range fixed at 0–1."""
+    """Cross-attention (T, S) of every step so far: rows 1..step drawn, later rows still empty and unnamed (the
+    pieces to come are not given away), the current row outlined, so the alignment grows as the steps advance.
+    Colour range fixed at 0–1. A long translation gets one row label per line of type, never one on another."""
     T, S = attn.shape
     z = np.where(np.arange(T)[:, None] < step, attn, np.nan)
-    q, k = numbered(out_labels), numbered(src_labels)
+    q = [label if t < step else f"{t + 1} ·" for t, label in enumerate(numbered(out_labels))]
+    k = numbered(src_labels)
+    height = heatmap_height(T, k, font_size, bool(title), cap=1000)
+    rows_room = max(4, int((height - top_margin(font_size, title) - label_room(k, font_size)) / (1.25 * font_size)))
     heat = dict(type="heatmap", z=f32(z, 3), x=k, y=q, colorscale=colorscale_for(colorscale, dark), zmin=0, zmax=1,
                 hoverongaps=False, xgap=1, ygap=1, colorbar=dict(title=dict(text="weight"), thickness=12),
                 hovertemplate="step %{y} · source %{x}: %{z:.3f}<extra></extra>")
@@ -195,9 +199,9 @@ def cross_steps_heatmap(attn: np.ndarray, step: int, out_labels: Sequence[str], 
                    line=dict(color="#E69F00", width=3))
     layout = dict(xaxis=dict(tickangle=-45, showgrid=False, title=dict(text="source piece"), **cat_ticks(k)),
                   yaxis=dict(autorange="reversed", showgrid=False, title=dict(text="step → piece produced"),
-                             **cat_ticks(q)),
+                             **cat_ticks(q, max_ticks=rows_room)),
                   shapes=[current])
-    return fast_figure([heat], layout, dark, font_size, heatmap_height(T, k, font_size, bool(title), cap=1000), title)
+    return fast_figure([heat], layout, dark, font_size, height, title)
 
 
 # Short cell labels for the head summary (the table and the hover carry the full name).
