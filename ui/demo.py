@@ -129,9 +129,12 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         for c in page.look:
             c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
         wire_page_load(demo, translator, page, tabs, fresh, [text, *result_outputs, tabs_box, current_tab],
-                       drawn, (draw_all, all_in, all_out), model, rooms, parts.live[3])
+                       drawn, (draw_all, all_in, all_out), model, rooms, parts.live[3], picker)
         wire_live(page, tabs, current_tab, rooms, *parts.live[:3])
         wire_links(page, tabs, text, current_tab, link_btn, link_box)
+        # a new translation: the link shown is the old sentence's, so it goes (Copy link makes the new one)
+        gr.on([go_btn.click, text.submit, example.input, picker.input], lambda: gr.update(value="", visible=False),
+              None, link_box, api_visibility="private", queue=False)
     demo.rooms = rooms
     return demo
 
@@ -164,7 +167,7 @@ def wire_branches(page: Page, tabs: list, current_tab: gr.State, drawn: gr.State
 
 def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: list, fresh: NewTraceViews,
                    loaded_outputs: list, drawn: gr.State, redraw: tuple, model: dict, rooms: RoomStore,
-                   follow_box: gr.Textbox) -> None:
+                   follow_box: gr.Textbox, picker: gr.Dropdown) -> None:
     """At page load: the link's sentence (or the first example, or a followed room's view) translated and the
     view it names drawn, in one event; then each view a followed room sends (``follow_box``), the same way.
     `loaded_outputs`: the sentence box, the translation's outputs, the tab bar and the tab on screen."""
@@ -180,7 +183,7 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
             values[at_scale] = params["scale"]
         set_now = {step: step_v, **dict(zip(link_outs, link_v))}
         drawn_v, views_out = fresh.views(trace, set_now, tab_v, *values[1:])
-        return (*loaded, values[at_scale], drawn_v, *views_out)
+        return (*loaded, values[at_scale], sentence_choices(loaded[0]), drawn_v, *views_out)
 
     def open_page(request: gr.Request, *values):
         params, notes = follow_params(dict(request.query_params) if request is not None else {}, rooms)
@@ -192,7 +195,7 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
         return opened(params, [], values) if params.get("text") else (gr.skip(),) * len(outputs)
     # A link sets controls (kind, layer, head) whose change events redraw from values the browser may not
     # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
-    outputs = [*loaded_outputs, *link_outs, scale, drawn, *fresh.outputs]
+    outputs = [*loaded_outputs, *link_outs, scale, picker, drawn, *fresh.outputs]
     demo.load(open_page, fresh.inputs, outputs, api_visibility="undocumented", **model).then(
         *redraw, api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
     follow_box.change(follow_view, [follow_box, *fresh.inputs], outputs, api_visibility="private",

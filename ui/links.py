@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import gradio as gr
@@ -30,6 +31,8 @@ def link_controls(tabs: list[TabView]) -> list[tuple[str, str, object]]:
 
 def link_updates(page: Page, q: links.ViewQuery, tab_link: dict, trace) -> tuple[dict, list[str], Optional[int]]:
     """The updates that show the view a link asks for: {control: update}, notes, and the step to show."""
+    if q.head == links.MEAN and "mode" in tab_link:       # the explorer averages with "Show", not with "Head"
+        q = replace(q, head=None, mode=q.mode or "mean")
     kind = q.kind if "kind" in tab_link and q.kind else tab_link["kind"].value if "kind" in tab_link else "cross"
     head = tab_link.get("head")
     mean_ok = head is not None and any(str(v).startswith(links.MEAN) for _, v in head.choices)
@@ -41,6 +44,8 @@ def link_updates(page: Page, q: links.ViewQuery, tab_link: dict, trace) -> tuple
         out[tab_link["layer"]] = slider_update(page.n_layers(kind), q.layer)
     if head is not None and q.head:
         out[head] = "mean over heads" if q.head == links.MEAN else q.head
+    if "mode" in tab_link and q.mode:
+        out[tab_link["mode"]] = q.mode
     return out, notes, q.step
 
 
@@ -71,11 +76,11 @@ def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, lin
     """The button that copies the link of what is on screen (and shows it, for phones)."""
     controls = link_controls(tabs)
 
-    def make_link(trace, text_v, tab_v, *values):
+    def make_link(trace, text_v, tab_v, scale_v, *values):
         view = {key: v for (tab_id, key, _), v in zip(controls, values) if tab_id == tab_v}
         shown = trace.source.text if trace is not None else str(text_v or "")
-        return gr.update(value=links.query_string(shown, tab_v, **view), visible=True)
+        return gr.update(value=links.query_string(shown, tab_v, scale=scale_v, **view), visible=True)
 
-    link_btn.click(make_link, [page.trace, text, current_tab, *[c for *_, c in controls]], link_box,
+    link_btn.click(make_link, [page.trace, text, current_tab, page.look[2], *[c for *_, c in controls]], link_box,
                    api_visibility="undocumented", queue=False).then(
         None, link_box, link_box, js=COPY_LINK_JS, api_visibility="undocumented", queue=False)

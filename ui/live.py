@@ -78,7 +78,7 @@ def view_state(page: Page, tabs: list, trace, text, tab, scale, values) -> dict:
     """The view on the presenter's screen as link parameters: what a follower's page applies."""
     view = {key: v for (tab_id, key, _), v in zip(link_controls(tabs), values) if tab_id == tab}
     shown = trace.source.text if trace is not None else str(text or "")
-    return {**links.view_params(shown, tab, **view), "scale": str(scale or "")}
+    return links.view_params(shown, tab, scale=scale, **view)
 
 
 def wire_live(page: Page, tabs: list, current_tab, rooms: RoomStore, start_btn, end_btn, panel) -> None:

@@ -12,8 +12,10 @@ from urllib.parse import urlencode
 
 from ..config import MAX_INPUT_CHARS
 from ..trace import KINDS
+from .figure import COLORSCALES
 
-LINK_KEYS = ("text", "tab", "step", "kind", "layer", "head")
+LINK_KEYS = ("text", "tab", "step", "kind", "layer", "head", "mode", "scale")
+MODES = ("head", "mean", "rollout")     # the explorer's "Show": one head, the mean over heads, rollout
 MEAN = "mean"
 
 
@@ -27,6 +29,8 @@ class ViewQuery:
     kind: Optional[str] = None
     layer: Optional[int] = None
     head: Optional[str] = None      # "mean" or "1".."H"
+    mode: Optional[str] = None      # the explorer's: "head", "mean" or "rollout"
+    scale: Optional[str] = None     # the colour scale (figure.COLORSCALES)
 
 
 def _positive_int(value: str) -> Optional[int]:
@@ -65,7 +69,14 @@ def parse_query(params: Mapping[str, str], tabs: Sequence[str], default_text: st
         notes.append(f"The link's head={get('head')[:40]} is neither 'mean' nor a head number: using the default.")
         head = None
     head = MEAN if head and head.startswith(MEAN) else (str(_positive_int(head)) if head else None)
-    return ViewQuery(text or default_text, tab, values.get("step"), kind, values.get("layer"), head), notes
+    mode = get("mode").lower() or None
+    if mode is not None and mode not in MODES:
+        notes.append(f"The link's mode={get('mode')[:40]} is not one of {', '.join(MODES)}: using the default.")
+        mode = None
+    scale = next((s for s in COLORSCALES if s.lower() == get("scale").lower()), None) if get("scale") else None
+    if get("scale") and scale is None:
+        notes.append(f"The link's scale={get('scale')[:40]} is not one of {', '.join(COLORSCALES)}: using the default.")
+    return ViewQuery(text or default_text, tab, values.get("step"), kind, values.get("layer"), head, mode, scale), notes
 
 
 def fit_ranges(q: ViewQuery, n_steps: int, n_layers: int, n_heads: int, mean_allowed: bool = True

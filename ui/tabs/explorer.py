@@ -24,7 +24,7 @@ def build_explorer_tab(page: Page) -> TabView:
                            filterable=False)
         layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", elem_id="explorer-layer",
                           scale=2, min_width=180)
-        head = gr.Dropdown(page.head_choices, value="1", label="Head", elem_id="explorer-head", scale=1, min_width=90,
+        head = gr.Dropdown(page.head_choices[1:], value="1", label="Head", elem_id="explorer-head", scale=1, min_width=90,
                            filterable=False)
         scaling = gr.Dropdown([("shared", "shared across heads"), ("per head", "per head")],
                               value="shared across heads", label="Colour scale", scale=1, min_width=150,
@@ -46,7 +46,7 @@ def build_explorer_tab(page: Page) -> TabView:
                 views.grid_figure(trace, kind_v, shared, lk))
 
     tab = TabView(draw_explorer, [kind, layer, head, mode, scaling], [ex_plot, grid_plot])
-    tab.link = dict(kind=kind, layer=layer, head=head)
+    tab.link = dict(kind=kind, layer=layer, head=head, mode=mode)   # "Show" chooses the mean: one way to average
     tab.redraw_on_kind(page, kind, layer)
     mode.change(lambda m: (gr.update(visible=m == "head"), gr.update(visible=m == "rollout")), mode,
                 [head, rollout_note], api_visibility="undocumented", queue=False)
