@@ -15,6 +15,7 @@ from conftest import ROOT
 from transformer.positional import sinusoidal_encoding
 from transformer.trace import AttentionMaps, Source, Step, TranslationTrace
 from transformer.viz import analysis, figure, plots, positional_plots, views
+from transformer.viz.style import QUERY_OUTLINE
 
 
 def rand_attn(L, H, Tq, Tk, causal=False, seed=0):
@@ -316,7 +317,40 @@ def test_inside_one_head_shows_the_full_scores_one_range_and_values():
     assert ca.cmax == pytest.approx(np.abs(raw).max(), rel=1e-3) and ca.colorbar.title.text == "score"
     assert all(d.texttemplate for d in fig.data)                                # values in the cells
     assert fig.data[0].y[0].startswith("1 ")                                    # rows counted from 1, like the slider
-    assert len(fig.layout.shapes) == 2                                    # mask hatched in the last two panels
+    outlines = [sh for sh in fig.layout.shapes if sh.line.color == QUERY_OUTLINE]
+    assert len(fig.layout.shapes) - len(outlines) == 2                    # mask hatched in the last two panels
+    assert len(outlines) == 4 and {(sh.y0, sh.y1, sh.x1) for sh in outlines} == {(1.5, 2.5, T - 0.5)}  # query 3's row
+    assert {sh.xref for sh in outlines} == {"x1", "x2", "x3", "x4"}
+
+
+def test_inside_one_head_stacks_its_panels_on_a_phone():
+    trace = synthetic_trace(T=6)
+    wide = views.inside_view(trace, "encoder", 1, "1", 1, False, views.Look())[0]
+    narrow = views.inside_view(trace, "encoder", 1, "1", 1, False, views.Look(narrow=True))[0]
+    axes = lambda f, a: [f.layout[f"{a}axis{c}"].domain for c in range(1, 5)]
+    assert sorted({d[0] for d in axes(wide, "x")}) == [0.0, pytest.approx(0.535)]      # two by two
+    assert {tuple(d) for d in axes(narrow, "x")} == {(0.0, 1.0)}                       # one column, full width
+    tops = [d[1] for d in axes(narrow, "y")]
+    assert tops == sorted(tops, reverse=True) and len(set(tops)) == 4                  # panels 1 to 4 downwards
+    assert all(a[0] >= b[1] for a, b in zip(axes(narrow, "y"), axes(narrow, "y")[1:]))  # never overlapping
+    assert "nothing masked" in narrow.layout.annotations[2].text                       # encoder: nothing is masked
+    assert all(np.array_equal(a.z, b.z, equal_nan=True) for a, b in zip(narrow.data, wide.data))   # the same numbers
+    assert narrow.layout.height > wide.layout.height
+
+
+def test_a_figure_for_a_phone_wraps_its_title_and_lets_a_swipe_scroll():
+    trace = synthetic_trace()
+    fig = views.inside_view(trace, "encoder", 1, "1", 1, False, views.Look())[0]
+    title, height, top = fig.layout.title.text, fig.layout.height, fig.layout.margin.t
+    figure.for_narrow(fig)
+    lines = fig.layout.title.text.split("<br>")
+    assert " ".join(lines) == title and all(len(line) <= figure.NARROW_TITLE_CHARS for line in lines) and len(lines) > 1
+    assert fig.layout.height - height == fig.layout.margin.t - top > 0 and fig.layout.dragmode is False
+    again = fig.layout.title.text
+    figure.for_narrow(fig)
+    assert fig.layout.title.text == again                                # once only (figures are cached)
+    short = plots.topk_bar(["▁a"], [1.0], title="Top pieces")
+    assert figure.for_narrow(short).layout.title.text == "Top pieces"
 
 
 def test_figures_grow_with_the_type_size_and_the_pieces():

@@ -126,8 +126,9 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
                      (moved_on, [current_tab, drawn], moved))
         example.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)
         wire_branches(page, tabs, current_tab, drawn)
-        for c in page.look:
+        for c in page.look[:3]:
             c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+        page.look[3].input(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")  # turned
         wire_page_load(demo, translator, page, tabs, fresh, [text, *result_outputs, tabs_box, current_tab],
                        drawn, (draw_all, all_in, all_out), model, rooms, parts.live[3], picker)
         wire_live(page, tabs, current_tab, rooms, *parts.live[:3])
@@ -165,6 +166,9 @@ def wire_branches(page: Page, tabs: list, current_tab: gr.State, drawn: gr.State
                 api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
 
 
+NARROW_JS = "(...args) => { args[%d] = window.matchMedia('(max-width: 640px)').matches; return args; }"
+
+
 def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: list, fresh: NewTraceViews,
                    loaded_outputs: list, drawn: gr.State, redraw: tuple, model: dict, rooms: RoomStore,
                    follow_box: gr.Textbox, picker: gr.Dropdown) -> None:
@@ -172,8 +176,9 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
     view it names drawn, in one event; then each view a followed room sends (``follow_box``), the same way.
     `loaded_outputs`: the sentence box, the translation's outputs, the tab bar and the tab on screen."""
     load, link_outs = link_loader(translator, page, tabs)
-    step, scale = loaded_outputs[5], page.look[2]
+    step, scale, narrow = loaded_outputs[5], page.look[2], page.look[3]
     at_scale = next(i for i, c in enumerate(fresh.inputs) if c is scale)
+    at_narrow = next(i for i, c in enumerate(fresh.inputs) if c is narrow)
 
     def opened(params: dict, notes: list, values) -> tuple:
         loaded = load(params, notes)       # text, trace, French, info, pieces, step, tabs, tab, link controls
@@ -183,7 +188,7 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
             values[at_scale] = params["scale"]
         set_now = {step: step_v, **dict(zip(link_outs, link_v))}
         drawn_v, views_out = fresh.views(trace, set_now, tab_v, *values[1:])
-        return (*loaded, values[at_scale], sentence_choices(loaded[0]), drawn_v, *views_out)
+        return (*loaded, values[at_scale], values[at_narrow], sentence_choices(loaded[0]), drawn_v, *views_out)
 
     def open_page(request: gr.Request, *values):
         params, notes = follow_params(dict(request.query_params) if request is not None else {}, rooms)
@@ -195,8 +200,9 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
         return opened(params, [], values) if params.get("text") else (gr.skip(),) * len(outputs)
     # A link sets controls (kind, layer, head) whose change events redraw from values the browser may not
     # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
-    outputs = [*loaded_outputs, *link_outs, scale, picker, drawn, *fresh.outputs]
-    demo.load(open_page, fresh.inputs, outputs, api_visibility="undocumented", **model).then(
+    outputs = [*loaded_outputs, *link_outs, scale, narrow, picker, drawn, *fresh.outputs]
+    # the first figures are drawn for the screen they land on: a phone's stack their panels
+    demo.load(open_page, fresh.inputs, outputs, js=NARROW_JS % at_narrow, api_visibility="undocumented", **model).then(
         *redraw, api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
     follow_box.change(follow_view, [follow_box, *fresh.inputs], outputs, api_visibility="private",
                      show_progress="hidden", trigger_mode="always_last", **model).then(

@@ -100,4 +100,7 @@ def build_display_section(cfg: ModelConfig, trace_state: gr.State, look, large) 
 
     report_btn.click(make_report, [trace_state, look, large, scale], report_file, api_visibility="undocumented",
                      concurrency_id="draw")
-    return [look, large, scale]
+    # a phone's width (set by ui/static/screen.js at load and when the screen turns): figures stack their panels
+    narrow = gr.Checkbox(False, label="Narrow screen", elem_id="narrow-screen", elem_classes="offscreen",
+                         container=False)
+    return [look, large, scale, narrow]

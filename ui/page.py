@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import gradio as gr
+import plotly.graph_objects as go
 from gradio.components.plot import PlotData
 
 from transformer.config import MAX_INPUT_CHARS, ModelConfig
@@ -18,7 +19,7 @@ from transformer.draw_cache import DrawCache
 from transformer.replay import Replay
 from transformer.translator import Translator, clean_text
 from transformer.viz import views
-from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure
+from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure, for_narrow
 
 from .settings import APP_DRAW_CACHE
 
@@ -52,13 +53,19 @@ def _serialised(outputs) -> tuple:
     return tuple(PlotData(type="plotly", plot=o.to_json()) if hasattr(o, "to_plotly_json") else o for o in outputs)
 
 
+def for_screen(outputs, narrow: bool) -> tuple:
+    """A view's outputs for the screen: on a phone's column, its figures' titles wrapped and swipes scrolling."""
+    return tuple(for_narrow(o) if narrow and isinstance(o, go.Figure) else o for o in outputs)
+
+
 def shared_view(fn):
-    """`fn(trace, *controls)` drawn once per trace object and controls, for every user (see DrawCache)."""
+    """`fn(trace, *controls, look, large, scale, narrow)` drawn once per trace object and controls, for every
+    user (see DrawCache), for the screen it is drawn on."""
     view = (fn.__qualname__, id(fn))
 
     @functools.wraps(fn)
     def wrapper(trace, *args):
-        out = DRAWS.get(view, trace, args, lambda: fn(trace, *args), _serialised)
+        out = DRAWS.get(view, trace, args, lambda: for_screen(fn(trace, *args), args[-1] is True), _serialised)
         return tuple(dict(o) if isinstance(o, dict) else o for o in out)   # Gradio may consume an update dict
     return wrapper
 
@@ -75,8 +82,9 @@ def slider_update(n: int, value: int = 1, **kw):
     return gr.update(minimum=1, maximum=max(n, 2), value=min(max(1, value), max(n, 1)), step=1, interactive=n > 1, **kw)
 
 
-def look_of(look: str, large: bool, scale: str) -> views.Look:
-    return views.Look(dark=(look == "Dark"), large=bool(large), colorscale=scale if scale in COLORSCALES else DEFAULT_SCALE)
+def look_of(look: str, large: bool, scale: str, narrow: bool = False) -> views.Look:
+    return views.Look(dark=(look == "Dark"), large=bool(large), colorscale=scale if scale in COLORSCALES else DEFAULT_SCALE,
+                      narrow=bool(narrow))
 
 
 def no_trace(lk: views.Look, n_figures: int, *extra):
@@ -145,7 +153,7 @@ class Fit:
 
 @dataclass
 class TabView:
-    """A tab's redraw from the trace: ``draw(trace, *controls, look, large, scale)`` gives its outputs
+    """A tab's redraw from the trace: ``draw(trace, *controls, look, large, scale, narrow)`` gives its outputs
     (shared between users through DRAWS); ``fits`` run with every new trace, before the draw."""
 
     draw: Callable

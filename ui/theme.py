@@ -11,8 +11,9 @@ CSS = (STATIC / "style.css").read_text(encoding="utf-8")
 # typing (text fields, dropdowns, sliders keep their keys). Enter in the sentence box translates and
 # leaves the box, so that the arrows step right after a translation.
 # Live lecture (live.js): a follower's page polls its room and hands each new view to the page.
-JS = ("() => { (" + (STATIC / "keys.js").read_text(encoding="utf-8").strip() + ")(); ("
-      + (STATIC / "live.js").read_text(encoding="utf-8").strip() + ")(); }")
+# A phone turned to or from landscape (screen.js): figures are redrawn for the new width.
+JS = "() => { " + " ".join("(" + (STATIC / name).read_text(encoding="utf-8").strip() + ")();"
+                           for name in ("keys.js", "live.js", "screen.js")) + " }"
 GLOSSARY = (STATIC / "glossary.md").read_text(encoding="utf-8")
 
 

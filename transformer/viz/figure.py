@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 import functools
 import html
+import re
+import textwrap
 from typing import Optional, Sequence
 
 import numpy as np
@@ -195,6 +197,27 @@ def style_dict(dark: bool, font_size: int, height: Optional[int], title: Optiona
     if height:
         out["height"] = height
     return out
+
+
+NARROW_TITLE_CHARS = 40   # a title's line on a phone's column (≈ 330 px at the base type size)
+
+
+def for_narrow(fig: go.Figure) -> go.Figure:
+    """A figure for a phone's column, in place: its title wrapped onto lines that fit (the figure grows by the
+    lines added, so its plot keeps its height), and a swipe over it scrolls the page instead of panning."""
+    fig.layout.dragmode = False
+    title = fig.layout.title.text if fig.layout.title else None
+    if not title or "<br>" in title or len(html.unescape(re.sub(r"<[^>]+>", "", title))) <= NARROW_TITLE_CHARS:
+        return fig
+    lines = textwrap.wrap(title, NARROW_TITLE_CHARS, break_long_words=False, break_on_hyphens=False)
+    if any(line.count("<") != line.count(">") for line in lines):   # never wrap inside a tag
+        return fig
+    extra = int((len(lines) - 1) * 1.3 * ((fig.layout.title.font.size or fig.layout.font.size or BASE_FONT)))
+    fig.layout.title.text = "<br>".join(lines)
+    fig.layout.margin.t = (fig.layout.margin.t or 0) + extra
+    if fig.layout.height:
+        fig.layout.height += extra
+    return fig
 
 
 def empty_figure(message: str, dark: bool = False, font_size: int = 16) -> go.Figure:

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 
 from ..config import CELL_VALUES_MAX_PIECES
-from .style import MASK_COLOR
+from .style import MASK_COLOR, QUERY_OUTLINE
 from .analysis import HeadSteps
 from .figure import (DEFAULT_SCALE, GRID_UNITS, SCORE_SCALE, cat_ticks, colorscale_for, esc, esc_all, f32, fast_figure,
                      grow, heatmap_height, label_room, mask_color, mask_hatch, numbered, thousandths, ticks, top_margin)
@@ -241,52 +241,65 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
 
 def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels: Sequence[str], d_k: int,
                        scaled: bool = True, title: str = "", dark: bool = False, font_size: int = 13,
-                       colorscale: str = DEFAULT_SCALE) -> go.Figure:
-    """The four steps of scaled dot-product attention for one head, two by two. The three score
-    panels share one colour range and colour bar (so ÷√d_k is visibly a shrink), the softmax has
-    its own 0–1 bar; masked cells are hatched; short sentences get the values in the cells."""
+                       colorscale: str = DEFAULT_SCALE, query: Optional[int] = None, columns: int = 2) -> go.Figure:
+    """The four steps of scaled dot-product attention for one head, two by two (or one above the other,
+    ``columns=1``, for a phone's column). The three score panels share one colour range and colour bar (so
+    ÷√d_k is visibly a shrink), the softmax has its own 0–1 bar; masked cells are hatched; the row of
+    ``query`` (0-based) is outlined in every panel; short sentences get the values in the cells."""
+    causal = not steps.mask.all()
     panels = [("1. QKᵀ (raw scores)", steps.raw, "coloraxis"),
               (f"2. ÷ √d_k (√{d_k} = {np.sqrt(d_k):.2f})", steps.scaled, "coloraxis"),
-              ("3. mask (hatched = −∞)", steps.masked, "coloraxis"),
+              ("3. mask (hatched = −∞)" if causal else "3. mask (nothing masked)",
+               steps.masked, "coloraxis"),
               ("4. softmax" if scaled else "4. softmax WITHOUT ÷√d_k",
                steps.softmax if scaled else steps.softmax_unscaled, "coloraxis2")]
     q, k = numbered(query_labels), numbered(key_labels)
     Tq, Tk = len(q), len(k)
     values = max(Tq, Tk) <= CELL_VALUES_MAX_PIECES
+    rows = 4 // columns
     row = max(12, int(1.0 * font_size))
-    panel, title_h, xlab = row * max(Tq, 4), int(1.3 * font_size), label_room(k, font_size, 60)
+    panel, title_h, xlab = row * max(Tq, 4), int(1.3 * font_size), label_room(k, font_size, 60 if columns == 2 else 90)
+    between = title_h + (xlab if columns == 1 else 0)     # stacked: every panel keeps its key labels
     top = top_margin(font_size, title) + title_h
-    plot_h = 2 * panel + title_h
+    plot_h = rows * panel + (rows - 1) * between
     lim = float(np.nanmax(np.abs(steps.raw))) if np.isfinite(steps.raw).any() else 1.0
     gap, data, notes, shapes = 0.07, [], [], []
+    w = (1 - gap * (columns - 1)) / columns
+    score_len = 0.45 if columns == 2 else (2 * (panel + between) + panel) / plot_h   # beside panels 1-3
     layout = dict(coloraxis=dict(colorscale=SCORE_SCALE, cmid=0, cmin=-lim, cmax=lim,
-                                 colorbar=dict(title=dict(text="score"), thickness=12, len=0.45, y=1, yanchor="top")),
+                                 colorbar=dict(title=dict(text="score"), thickness=12, len=round(score_len, 4), y=1,
+                                               yanchor="top")),
                   coloraxis2=dict(colorscale=colorscale_for(colorscale, dark), cmin=0, cmax=1,
-                                  colorbar=dict(title=dict(text="weight"), thickness=12, len=0.45, y=0, yanchor="bottom")),
+                                  colorbar=dict(title=dict(text="weight"), thickness=12,
+                                                len=0.45 if columns == 2 else round(panel / plot_h, 4), y=0,
+                                                yanchor="bottom")),
                   margin=dict(l=10, r=10, t=top, b=xlab + 10))
-    w = (1 - gap) / 2
     for c, (name, z, axis) in enumerate(panels, start=1):
-        col, r = (c - 1) % 2, (c - 1) // 2
+        col, r = (c - 1) % columns, (c - 1) // columns
         x0 = col * (w + gap)
-        y0 = 0 if r else (panel + title_h) / plot_h
-        y1 = panel / plot_h if r else 1
+        y1 = 1 - r * (panel + between) / plot_h
+        y0 = max(0.0, y1 - panel / plot_h)
         tr = dict(type="heatmap", z=f32(z, 3), x=k, y=q, coloraxis=axis, hoverongaps=False, xaxis=f"x{c}",
                   yaxis=f"y{c}", xgap=1, ygap=1,
                   hovertemplate=f"{name}<br>query %{{y}} · key %{{x}}: %{{z:.3f}}<extra></extra>")
         if values:
             tr.update(texttemplate="%{z:.2f}" if axis == "coloraxis2" else "%{z:.1f}",
-                      textfont=dict(size=max(8, font_size - 5)))
+                      textfont=dict(size=max(10, font_size - 2)))
         data.append(tr)
         layout[f"xaxis{c}"] = dict(domain=[round(x0, 6), round(x0 + w, 6)], anchor=f"y{c}", showgrid=False,
-                                   tickangle=-60, showticklabels=r == 1, **cat_ticks(k))
+                                   tickangle=-60 if columns == 2 else -90, showticklabels=columns == 1 or r == rows - 1,
+                                   **cat_ticks(k))
         layout[f"yaxis{c}"] = dict(domain=[round(y0, 6), round(y1, 6)], anchor=f"x{c}", autorange="reversed",
                                    showgrid=False, showticklabels=col == 0, **cat_ticks(q))
         notes.append(dict(text=f"<b>{name}</b>", x=x0, y=y1, xref="paper", yref="paper", xanchor="left",
                           yanchor="bottom", showarrow=False))
-        if c >= 3 and not steps.mask.all():
+        if c >= 3 and causal:
             shapes.append(mask_hatch(Tq, Tk, f"x{c}", f"y{c}"))
+        if query is not None and 0 <= query < Tq:       # the query row the plot below follows
+            shapes.append(dict(type="rect", xref=f"x{c}", yref=f"y{c}", x0=-0.5, x1=Tk - 0.5, y0=query - 0.5,
+                               y1=query + 0.5, line=dict(color=QUERY_OUTLINE, width=2.5), layer="above"))
     layout.update(annotations=notes, shapes=shapes)
-    if not steps.mask.all():
+    if causal:
         layout["plot_bgcolor"] = MASK_COLOR
     return fast_figure(data, layout, dark, font_size, top + plot_h + xlab + 10, title)
 

@@ -37,6 +37,7 @@ class Look:
     dark: bool = False
     large: bool = False            # presenter mode: larger type everywhere
     colorscale: str = figure.DEFAULT_SCALE
+    narrow: bool = False           # a phone's column: multi-panel figures stack their panels
 
     @property
     def font(self) -> int:
@@ -293,10 +294,11 @@ def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, 
     h = 0 if h is None else h
     q, k = query_labels(trace, maps), maps.keys
     steps = analysis.inside_head(maps.scores[layer - 1, h], trace.d_head, causal=maps.causal)
+    qi = clamp(query, 1, len(q)) - 1
     fig = plots.inside_head_figure(steps, q, k, trace.d_head, scaled=not unscaled,
                                    title=f"Inside {KIND_TITLES[kind].lower()}, layer {layer}, head {h + 1} (d_k = {trace.d_head}): QKᵀ, ÷√d_k, mask, softmax",
-                                   dark=look.dark, font_size=max(11, look.font - 1), colorscale=look.colorscale)
-    qi = clamp(query, 1, len(q)) - 1
+                                   dark=look.dark, font_size=max(11, look.font - 1), colorscale=look.colorscale,
+                                   query=qi, columns=1 if look.narrow else 2)
     sm_s, sm_u = steps.softmax[qi], steps.softmax_unscaled[qi]
     row = plots.softmax_temperature_figure(steps.scaled[qi], sm_u, sm_s, k,
                                            f"Query {qi + 1} ({figure.esc(q[qi])}): scaling keeps the softmax from saturating",

@@ -37,8 +37,8 @@ def build_explorer_tab(page: Page) -> TabView:
     code_panel(scaled_dot_product_attention)
 
     @safe_view
-    def draw_explorer(trace, kind_v, layer_v, head_v, mode_v, scaling_v, look, large, scale):
-        lk = look_of(look, large, scale)
+    def draw_explorer(trace, kind_v, layer_v, head_v, mode_v, scaling_v, look, large, scale, narrow=False):
+        lk = look_of(look, large, scale, narrow)
         if trace is None:
             return no_trace(lk, 2)
         shared = scaling_v.startswith("shared")

@@ -42,8 +42,8 @@ def build_inside_tab(page: Page) -> TabView:
     build_forms_panel(page, kind, layer)
 
     @safe_view
-    def draw_inside(trace, kind_v, layer_v, head_v, query_v, unscaled_v, look, large, scale):
-        lk = look_of(look, large, scale)
+    def draw_inside(trace, kind_v, layer_v, head_v, query_v, unscaled_v, look, large, scale, narrow=False):
+        lk = look_of(look, large, scale, narrow)
         if trace is None:
             return no_trace(lk, 2, "", "", empty_figure(NO_TRACE, lk.dark))
         n_q = len(trace.attention(kind_v).queries)

@@ -45,9 +45,9 @@ def build_learning_tab(page: Page) -> TabView:
             loss_plot = gr.Plot(show_label=False, label="Loss", elem_id="replay-loss")
 
     @safe_view
-    def draw_learning(trace, example_v, point_v, kind_v, layer_v, head_v, look, large, scale):
+    def draw_learning(trace, example_v, point_v, kind_v, layer_v, head_v, look, large, scale, narrow=False):
         return learning.learning_view(page.replay, int(example_v or 0), int(point_v), kind_v, int(layer_v), head_v,
-                                      look_of(look, large, scale))
+                                      look_of(look, large, scale, narrow))
 
     tab = TabView(draw_learning, [example, point, kind, layer, head], [info, attn_plot, loss_plot])
     tab.link = dict(kind=kind, layer=layer, head=head)

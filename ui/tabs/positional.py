@@ -25,8 +25,8 @@ def build_positional_tab(page: Page) -> TabView:
     code_panel(sinusoidal_encoding, PositionalEncoding.forward)
 
     @safe_view
-    def draw_positional(trace, dims_v, look, large, scale):   # drawn before any translation too
-        return views.positional_views(trace, d_model, dims_v or [], look_of(look, large, scale))
+    def draw_positional(trace, dims_v, look, large, scale, narrow=False):   # drawn before any translation too
+        return views.positional_views(trace, d_model, dims_v or [], look_of(look, large, scale, narrow))
 
     tab = TabView(draw_positional, [dims], [heat, curves, similarity])
     tab.redraw_on(page, [dims])

@@ -94,8 +94,8 @@ def build_steer_tab(page: Page) -> TabView:
     forced_state, beam_state = gr.State(None), gr.State(None)
 
     @safe_view
-    def draw_steer(trace, forced_v, beam_v, look, large, scale):
-        lk = look_of(look, large, scale)
+    def draw_steer(trace, forced_v, beam_v, look, large, scale, narrow=False):
+        lk = look_of(look, large, scale, narrow)
         f = (empty_figure("Type your French and press Score my French.", lk.dark) if forced_v is None else
              steer_views.forced_figure([p.piece for p in forced_v.pieces], [p.probability for p in forced_v.pieces],
                                        [p.rank for p in forced_v.pieces], [p.top_piece for p in forced_v.pieces],

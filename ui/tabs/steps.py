@@ -49,9 +49,9 @@ def build_steps_tab(page: Page) -> TabView:
     cand, candidates = build_what_if(page, step)
 
     @safe_view
-    def draw_step(trace, step_v, layer_v, head_v, look, large, scale):
+    def draw_step(trace, step_v, layer_v, head_v, look, large, scale, narrow=False):
         """A step's figures, and with them its KV cache, its what-if candidates and the step for the API."""
-        lk = look_of(look, large, scale)
+        lk = look_of(look, large, scale, narrow)
         if trace is None:
             return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 3), f"<i>{NO_TRACE}</i>", candidates(None, 1))
         args = (trace, int(step_v or 1), int(layer_v or 1), head_v, lk)

@@ -22,8 +22,8 @@ def build_summary_tab(page: Page) -> TabView:
     code_panel(head_summary)
 
     @safe_view
-    def draw_summary(trace, kind_v, look, large, scale):
-        lk = look_of(look, large, scale)
+    def draw_summary(trace, kind_v, look, large, scale, narrow=False):
+        lk = look_of(look, large, scale, narrow)
         if trace is None:
             return no_trace(lk, 1, [])
         return views.summary_view(trace, kind_v, lk)

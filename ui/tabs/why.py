@@ -37,9 +37,9 @@ def build_why_tab(page: Page) -> TabView:
         cuts.append(cuts[-1] + len(v.controls))
 
     def draw_why(trace, *values):      # every sub-view from the trace (all are drawn when the tab is opened)
-        *controls, look, large, scale = values
-        return tuple(out for v, a, b in zip(subs, cuts, cuts[1:]) for out in v.draw(trace, *controls[a:b], look, large,
-                                                                                    scale))
+        *controls, look, large, scale, narrow = values
+        return tuple(out for v, a, b in zip(subs, cuts, cuts[1:])
+                     for out in v.draw(trace, *controls[a:b], look, large, scale, narrow))
     tab = TabView(draw_why, [c for v in subs for c in v.controls], [o for v in subs for o in v.outputs],
                   [*(f for v in subs for f in v.fits), *contrast_fits])
     tab.link = lines.link
@@ -57,7 +57,7 @@ def build_lines_view(page: Page) -> TabView:
     code_panel(MultiHeadAttention.forward)
 
     @safe_view
-    def draw_lines(trace, kind_v, layer_v, heads_v, look, large, scale):
+    def draw_lines(trace, kind_v, layer_v, heads_v, look, large, scale, narrow=False):
         if trace is None:
             return "", f"<i>{NO_TRACE}</i>"
         maps = trace.attention(kind_v)
@@ -140,8 +140,8 @@ def build_attribution_view(page: Page) -> list:
     code_panel(attribution.target_function, attribution.path_gradients, attribution.integrated_scores)
 
     @safe_view
-    def draw_attribution(res, layer_v, look, large, scale):
-        lk = look_of(look, large, scale)
+    def draw_attribution(res, layer_v, look, large, scale, narrow=False):
+        lk = look_of(look, large, scale, narrow)
         if res is None:
             return ("", *[empty_figure("Press “Compute attribution”.", lk.dark) for _ in plots])
         return why_views.attribution_views(res["trace"], res["attributions"], int(layer_v or 1), lk)
@@ -178,8 +178,8 @@ def build_contrast_view(page: Page, method, layer, plain, numbers) -> list:
     result = gr.State(None)
 
     @safe_view
-    def draw_contrast(res, plain_v, layer_v, look, large, scale):
-        lk = look_of(look, large, scale)
+    def draw_contrast(res, plain_v, layer_v, look, large, scale, narrow=False):
+        lk = look_of(look, large, scale, narrow)
         if res is None:
             return "", empty_figure("Pick a step and a rival, then press “Why this and not that?”.", lk.dark)
         trace = res["trace"]
@@ -215,8 +215,8 @@ def build_lens_view(page: Page) -> TabView:
     code_panel(lens_module.logit_lens)
 
     @safe_view
-    def draw_lens(trace, step_v, look, large, scale):
-        lk = look_of(look, large, scale)
+    def draw_lens(trace, step_v, look, large, scale, narrow=False):
+        lk = look_of(look, large, scale, narrow)
         if trace is None or not trace.steps:
             return f"<i>{NO_TRACE}</i>", *no_trace(lk, 1)
         lens = lens_module.logit_lens(page.translator.model, trace.source.ids, trace.tgt_ids,
@@ -246,8 +246,8 @@ def build_vectors_view(page: Page) -> TabView:
     code_panel(vectors.layer_inputs, vectors.head_vectors, Transformer.embed)
 
     @safe_view
-    def draw_vectors(trace, kind_v, layer_v, head_v, q_v, k_v, piece_v, look, large, scale):
-        lk = look_of(look, large, scale)
+    def draw_vectors(trace, kind_v, layer_v, head_v, q_v, k_v, piece_v, look, large, scale, narrow=False):
+        lk = look_of(look, large, scale, narrow)
         if trace is None:
             return (NO_TRACE, *no_trace(lk, 2))
         maps = trace.attention(kind_v)
