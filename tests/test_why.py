@@ -169,9 +169,11 @@ def test_kv_cache_counts_match_the_flop_counter(translator):
     ys = [cfg.bos_id, 10, 20, 30, 40]
     with torch.inference_mode():
         enc = model.encode(src)
+        cache = None
         for t in range(1, len(ys)):
             with FlopCounterMode(display=False) as cached:   # explicit matmuls (weights asked): every product counted
-                cache = model.new_cache(enc) if t == 1 else cache     # the memory's K/V: once, at step 1
+                if cache is None:                            # the memory's K/V: once, at step 1
+                    cache = model.new_cache(enc)
                 model.decode(torch.tensor([[ys[t - 1]]]), enc, cache=cache, output_attentions=True)
             with FlopCounterMode(display=False) as full:
                 model.decode(torch.tensor([ys[:t]]), enc, output_attentions=True)

@@ -42,8 +42,8 @@ def sentence_choices(text):
     if len(sentences) < 2:
         return gr.update(visible=False)
     return gr.update(choices=sentences, value=None, visible=True,
-                     label=f"Your text has {len(sentences)} sentences. The model learned mostly from single "
-                           "sentences: pick one to translate it alone")
+                     label=f"{len(sentences)} sentences: the model learned mostly from single ones; pick one to "
+                           "translate it alone")
 
 
 def drawn_for(trace, *look) -> tuple:

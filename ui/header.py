@@ -60,7 +60,7 @@ def build_input_section(extras: Callable[[], list]):
             info = gr.Textbox(label="Run", show_label=False, container=False, interactive=False, elem_id="run-info")
         with gr.Column(scale=1, min_width=260, elem_id="extras"):
             link_box = gr.Textbox(label="Link to this view (copied)", visible=False, interactive=False,
-                                  elem_id="link-box", buttons=["copy"])
+                                  elem_id="link-box", buttons=["copy"], lines=1, max_lines=1)   # one line, scrolls
             live = live_controls()
             look = extras()
     return text, go_btn, [french, info, pieces], (link_btn, link_box), look, live

@@ -7,4 +7,12 @@
     if (box && box.checked !== mq.matches) box.click();
   };
   mq.addEventListener('change', sync);
+  // The right column's panels open over the page (style.css): a click or tap elsewhere closes them, as a menu.
+  document.addEventListener('click', (e) => {
+    if (window.innerWidth <= 640) return;
+    for (const id of ['display', 'glossary']) {
+      const panel = document.getElementById(id), head = panel && panel.querySelector(':scope > .label-wrap');
+      if (head && head.classList.contains('open') && !panel.contains(e.target)) head.click();
+    }
+  }, true);
 }

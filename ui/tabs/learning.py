@@ -32,7 +32,6 @@ def build_learning_tab(page: Page) -> TabView:
                               value=0, label="Example sentence", scale=2, min_width=260)
         point = gr.Slider(1, max(n, 2), value=n, step=1, label="Training checkpoint (early → late)", scale=2,
                           min_width=260, elem_id="replay-slider")
-    with gr.Row():
         kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind", scale=3, min_width=330)
         layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer", scale=2, min_width=180)
         head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=1, min_width=150)

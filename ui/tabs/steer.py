@@ -73,7 +73,7 @@ def beam_api(translator: Translator):
 def build_steer_tab(page: Page) -> TabView:
     gr.Markdown("**Your French (teacher forcing).** Type or edit a French translation of the English above: the "
                 "model reads it as in training and scores every piece. The model's own translation gets rank 1 "
-                "everywhere; a word it did not expect stands out.")
+                "everywhere; a word it did not expect stands out.", elem_classes="view-caption")
     with gr.Row(equal_height=True):
         french = gr.Textbox(label="Your French translation", max_lines=3, scale=5, max_length=TEXTBOX_MAX_CHARS,
                             elem_id="forced-text")

@@ -13,7 +13,6 @@ from transformer.translator import Translator
 from transformer.viz import views
 from transformer.viz import why as why_views
 from transformer.viz.figure import empty_figure
-from transformer.why import METHODS
 
 from ..page import (KIND_CHOICES, NO_TRACE, Fit, Page, TabView, code_panel, look_of, no_trace, one_head_row, safe_view,
                     slider_update)
@@ -21,7 +20,7 @@ from ..page import (KIND_CHOICES, NO_TRACE, Fit, Page, TabView, code_panel, look
 
 def build_why_tab(page: Page) -> TabView:
     gr.Markdown("Three more ways to read attention: as lines between pieces, beside a gradient-based attribution, "
-                "and as the vectors behind one score.")
+                "and as the vectors behind one score.", elem_classes="view-caption")
     with gr.Tabs():
         with gr.Tab("Lines", id="why-lines"):
             lines = build_lines_view(page)

@@ -1,0 +1,47 @@
+"""Presenter mode on a 1920×1080 projector, after a 3-sentence paragraph: every tab's main figure starts in the
+top 600 px; the colours-and-report panel opens over the page (the tabs do not move) and closes at a click
+elsewhere, like a menu."""
+from __future__ import annotations
+
+from tests.support.browser import WAIT_MS, open_link, plots_in
+
+PARAGRAPH = "The cat is sleeping on the sofa. My brother bought a new car yesterday. We will go to the beach tomorrow."
+MAIN_FIGURE = {"Step by step": "#topk-plot", "Attention explorer": "#explorer-plot", "Head summary": "#summary-plot",
+               "Positional encoding": "#pe-heatmap", "Inside one head": "#inside-plot",
+               "Why this word": "#lines-html", "Your French & beams": "#forced-plot", "How it learned": "#replay-plot"}
+FOLD_PX = 600
+
+
+def tab_bar_y(page) -> float:
+    return page.locator("[role=tablist]").first.bounding_box()["y"]
+
+
+def test_presenter_mode_keeps_every_main_figure_in_the_top_of_the_screen(browser, app_url):
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    open_link(page, app_url, text=PARAGRAPH)
+    plots_in(page, "cross-step-plot").wait_for(timeout=WAIT_MS)
+    page.locator("#presenter input").check()
+    page.wait_for_timeout(1200)
+    assert page.locator("#sentence-picker").is_visible()              # the paragraph's picker is on screen too
+    tops = {}
+    for name, sel in MAIN_FIGURE.items():
+        page.get_by_role("tab", name=name).first.click()
+        page.locator(sel).wait_for(state="visible", timeout=WAIT_MS)
+        page.wait_for_timeout(700)
+        page.evaluate("() => window.scrollTo(0, 0)")
+        tops[name] = page.locator(sel).bounding_box()["y"]
+    assert all(y < FOLD_PX for y in tops.values()), tops
+
+    page.get_by_role("tab", name="Step by step").first.click()
+    before = tab_bar_y(page)
+    page.locator("#display > .label-wrap").click()
+    page.locator("#report-btn").wait_for(state="visible", timeout=WAIT_MS)
+    assert abs(tab_bar_y(page) - before) < 1                          # opened over the page
+    scale = page.locator("#display input[role=combobox]")
+    scale.click()
+    page.locator("[role=option]:visible", has_text="Cividis").first.click()   # choosing in it keeps it open
+    page.wait_for_timeout(500)
+    assert scale.input_value() == "Cividis" and page.locator("#report-btn").is_visible()
+    page.mouse.click(900, 30)                                         # a click elsewhere closes it
+    page.locator("#report-btn").wait_for(state="hidden", timeout=WAIT_MS)
+    page.close()
