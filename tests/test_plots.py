@@ -157,6 +157,22 @@ def test_head_patterns_are_recognised():
     assert analysis.head_summary(diag, "cross")[0].label == "diagonal / monotonic"
 
 
+def test_heads_are_ranked_by_how_far_they_are_from_the_average_head():
+    T = 5
+    attn = np.full((2, 2, T, T), 1.0 / T)                 # three uniform heads...
+    attn[1, 0] = np.eye(T)                                  # ...and one that reads only itself
+    rows = analysis.head_summary(attn, "encoder")
+    mean = attn.mean(axis=(0, 1))
+    js = analysis.head_distinctiveness(attn).ravel()
+    assert rows[2].rank == 1 and sorted(r.rank for r in rows) == [1, 2, 3, 4]
+    assert js[2] > 0.3 and np.allclose(js[[0, 1, 3]], js[0]) and js[0] < js[2]
+    mixture = 0.5 * (attn + mean)                            # JS = ½ KL(p‖m) + ½ KL(q‖m), m the mixture
+    kl = lambda a, b: np.where(a > 0, a * np.log2(np.where(a > 0, a, 1) / b), 0).sum(-1)
+    expected = (0.5 * kl(attn, mixture) + 0.5 * kl(np.broadcast_to(mean, attn.shape), mixture)).mean(-1)
+    np.testing.assert_allclose(analysis.head_distinctiveness(attn), expected, atol=1e-9)
+    assert np.allclose(analysis.head_distinctiveness(np.full((1, 3, T, T), 1.0 / T)), 0)   # all alike: 0
+
+
 def test_rollout_rows_sum_to_one():
     a = rand_attn(3, 4, 6, 6)
     r = analysis.attention_rollout(a)

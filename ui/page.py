@@ -92,6 +92,12 @@ def no_trace(lk: views.Look, n_figures: int, *extra):
     return (*[empty_figure(NO_TRACE, lk.dark) for _ in range(n_figures)], *extra)
 
 
+def caption(text: str) -> gr.Markdown:
+    """The one line under a view's controls that says what to look at (hidden in presenter mode: the lecturer
+    says it)."""
+    return gr.Markdown(f"**What to look at:** {text}", elem_classes="view-caption")
+
+
 def code_panel(*objs) -> None:
     """A collapsed "Code" panel with the project's own source of what a view shows (read at start)."""
     with gr.Accordion("Code", open=False):

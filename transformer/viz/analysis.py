@@ -1,4 +1,4 @@
-"""Numbers derived from attention maps, for the app's summaries (numpy only, no torch).
+"""Numbers derived from attention maps, for the app's summaries (numpy and scipy, no torch).
 
 Attention arrays are (layers, heads, queries, keys) with rows summing to 1 (masked cells 0).
 """
@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial.distance import jensenshannon
 
 from ..config import BROAD_ENTROPY, PATTERN_THRESHOLD, ROLLOUT_RESIDUAL
 
@@ -30,6 +31,20 @@ def head_entropy(attn: np.ndarray, causal: bool = False) -> np.ndarray:
     max_ent = np.log(np.maximum(visible, 2))
     first = 1 if causal and Tq > 1 else 0
     return (ent / max_ent)[..., first:].mean(-1) if Tq else np.zeros(attn.shape[:2])
+
+
+def head_distinctiveness(attn: np.ndarray, causal: bool = False) -> np.ndarray:
+    """How much each head's attention differs from the average head's (all layers): the Jensen-Shannon
+    divergence (base 2, so 0 = the same, 1 = disjoint) between its row and the mean row, averaged over query
+    rows: (L, H). A causal head's first row (it can only see <s>) is left out, as for the entropy."""
+    L, H, Tq, Tk = attn.shape
+    if not Tq:
+        return np.zeros((L, H))
+    mean = attn.mean(axis=(0, 1), keepdims=True)                   # (1, 1, Tq, Tk)
+    with np.errstate(invalid="ignore"):     # identical rows: a rounding error below 0 under the square root
+        js = jensenshannon(attn, np.broadcast_to(mean, attn.shape), base=2, axis=-1) ** 2   # distance² = divergence
+    first = 1 if causal and Tq > 1 else 0
+    return np.nan_to_num(js[..., first:]).mean(-1)
 
 
 def _pattern_scores(attn: np.ndarray, kind: str) -> dict[str, np.ndarray]:
@@ -85,11 +100,17 @@ class HeadSummary:
     pattern_score: float  # mean attention on that pattern's cells
     label: str            # the pattern if it gets PATTERN_THRESHOLD of the attention, else "broad (spread out)"
                           # above BROAD_ENTROPY, else "mixed" (no simple pattern dominates)
+    distinct: float = 0.0  # how far its attention is from the average head's (Jensen-Shannon, bits: 0 to 1)
+    rank: int = 0          # 1 = the most distinctive head of its kind
 
 
 def head_summary(attn: np.ndarray, kind: str, threshold: float = PATTERN_THRESHOLD) -> list[HeadSummary]:
     """Per layer and head: normalised entropy, the strongest pattern and its score, and a label."""
     ent = head_entropy(attn, causal=kind == "decoder")
+    distinct = head_distinctiveness(attn, causal=kind == "decoder")
+    order = np.argsort(-distinct, axis=None, kind="stable")
+    rank = np.empty(distinct.size, dtype=int)
+    rank[order] = np.arange(1, distinct.size + 1)
     pats = _pattern_scores(attn, kind)
     rows = []
     L, H = attn.shape[:2]
@@ -105,7 +126,8 @@ def head_summary(attn: np.ndarray, kind: str, threshold: float = PATTERN_THRESHO
                 label = "broad (spread out)"
             else:
                 label = "mixed"
-            rows.append(HeadSummary(l + 1, h + 1, round(float(ent[l, h]), 3), best, round(score, 3), label))
+            rows.append(HeadSummary(l + 1, h + 1, round(float(ent[l, h]), 3), best, round(score, 3), label,
+                                    round(float(distinct[l, h]), 3), int(rank[l * H + h])))
     return rows
 
 

@@ -212,9 +212,10 @@ SHORT_PATTERN = {"previous token": "prev.", "next token": "next", "itself": "its
 
 def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: str = "", value_name: str = "entropy",
                     colorscale: str = "Cividis", dark: bool = False, font_size: int = 14,
-                    scores: Optional[np.ndarray] = None, patterns: Optional[Sequence[Sequence[str]]] = None) -> go.Figure:
+                    scores: Optional[np.ndarray] = None, patterns: Optional[Sequence[Sequence[str]]] = None,
+                    ranks: Optional[np.ndarray] = None) -> go.Figure:
     """(L, H) values with a short label in every cell (a head's label; given patterns and scores, the
-    strongest pattern's share, in brackets when it is too weak to be the label),
+    strongest pattern's share, in brackets when it is too weak to be the label; given ranks, "#r"),
     written white on dark cells and black on light ones."""
     L, H = values.shape
     x, y = [f"head {h + 1}" for h in range(H)], [f"layer {l + 1}" for l in range(L)]
@@ -232,6 +233,8 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
                     text += f"<br>{scores[l, h]:.0%}"
                 elif patterns[l][h]:   # too weak to be the label: its strongest pattern, in brackets
                     text += f"<br>({esc(SHORT_PATTERN.get(patterns[l][h], patterns[l][h]))} {scores[l, h]:.0%})"
+            if ranks is not None:
+                text = f"<b>#{int(ranks[l, h])}</b> " + text
             notes.append(dict(x=x[h], y=y[l], text=text, showarrow=False,
                               font=dict(size=size, color="white" if values[l, h] < 0.45 else "black")))
     layout = dict(yaxis=dict(autorange="reversed"), annotations=notes)

@@ -256,9 +256,12 @@ def summary_view(trace: TranslationTrace, kind: AttentionKind, look: Look):
     labels = [[rows[l * H + h].label for h in range(H)] for l in range(L)]
     scores = np.array([[rows[l * H + h].pattern_score for h in range(H)] for l in range(L)])
     patterns = [[rows[l * H + h].pattern for h in range(H)] for l in range(L)]
-    fig = plots.summary_heatmap(ent, labels, f"{KIND_TITLES[kind]}: entropy (0 = focused, 1 = uniform) and label",
-                                "entropy", "Cividis", look.dark, look.font, scores, patterns)
-    table = [[r.layer, r.head, f"{r.entropy:.3f}", r.label, r.pattern, f"{r.pattern_score:.0%}"] for r in rows]
+    ranks = np.array([[rows[l * H + h].rank for h in range(H)] for l in range(L)])
+    fig = plots.summary_heatmap(ent, labels, f"{KIND_TITLES[kind]}: entropy (0 = focused, 1 = uniform), label and "
+                                "rank (#1 = most distinctive)", "entropy", "Cividis", look.dark, look.font, scores,
+                                patterns, ranks)
+    table = [[r.rank, r.layer, r.head, f"{r.distinct:.3f}", f"{r.entropy:.3f}", r.label, r.pattern,
+              f"{r.pattern_score:.0%}"] for r in sorted(rows, key=lambda r: r.rank)]
     return fig, table
 
 
@@ -268,7 +271,9 @@ def summary_legend() -> str:
             f"*diag.* = diagonal / monotonic) only when that pattern gets at least {PATTERN_THRESHOLD:.0%} of its attention on average "
             f"(the % in the cell); otherwise *broad* if its entropy is above {BROAD_ENTROPY:.0%} of the maximum, "
             f"else *mixed*, with the strongest pattern in brackets. The table's *strongest pattern* is the best of the simple patterns even when it "
-            f"is too weak to be the label. The decoder's first row (which can only see `<s>`) is left out.")
+            f"is too weak to be the label. **#1, #2…** rank the heads by how much their attention differs from the "
+            f"average head's (Jensen-Shannon divergence, 0 to 1, averaged over query rows; the table's "
+            f"*distinctiveness*): a *mixed* head with a high rank is still worth a look. The decoder's first row (which can only see `<s>`) is left out.")
 
 
 def parse_dims(dims) -> list[int]:

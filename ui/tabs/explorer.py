@@ -7,7 +7,16 @@ import gradio as gr
 from transformer.model.attention import scaled_dot_product_attention
 from transformer.viz import views
 
-from ..page import KIND_CHOICES, Page, TabView, code_panel, look_of, no_trace, safe_view
+from ..page import (
+    KIND_CHOICES,
+    Page,
+    TabView,
+    caption,
+    code_panel,
+    look_of,
+    no_trace,
+    safe_view,
+)
 
 ROLLOUT_NOTE = ("*Rollout* (Abnar & Zuidema, 2020) multiplies each self-attention layer's head-mean, mixed with "
                 "the residual path, through the layers. For cross-attention this app extends it (not in the "
@@ -29,6 +38,9 @@ def build_explorer_tab(page: Page) -> TabView:
         scaling = gr.Dropdown([("shared", "shared across heads"), ("per head", "per head")],
                               value="shared across heads", label="Colour scale", scale=1, min_width=150,
                               elem_id="explorer-scaling", filterable=False)
+    caption("each row is one query piece and sums to 1; a bright cell is the key it reads most. Encoder heads "
+            "often look at the previous or next piece, cross-attention runs roughly along the diagonal and "
+            "bends where French reorders the words.")
     rollout_note = gr.Markdown(ROLLOUT_NOTE, visible=False, elem_id="rollout-note")
     ex_plot = gr.Plot(show_label=False, label="Attention map", elem_id="explorer-plot")
     gr.Markdown("**All heads** (layers × heads, like BertViz's model view). Hover for values; pick a "

@@ -12,7 +12,7 @@ from transformer.io.checkpoint import REPLAY_FILE
 from transformer.replay import Replay, load_replay
 from transformer.viz import learning
 
-from ..page import KIND_CHOICES, Page, TabView, log, look_of, safe_view
+from ..page import KIND_CHOICES, Page, TabView, caption, log, look_of, safe_view
 
 
 def replay_of(checkpoint: Path) -> Optional[Replay]:
@@ -35,6 +35,8 @@ def build_learning_tab(page: Page) -> TabView:
         kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind", scale=3, min_width=330)
         layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer", scale=2, min_width=180)
         head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=1, min_width=150)
+    caption("slide from early to late checkpoints: the translation moves towards the reference as the loss "
+            "falls, and the attention sharpens from a blur into its pattern.")
     with gr.Row():
         attn_plot = gr.Plot(show_label=False, label="Attention at this point of training", elem_id="replay-plot")
         with gr.Column():

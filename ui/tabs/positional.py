@@ -9,13 +9,16 @@ from transformer.model.layers import PositionalEncoding
 from transformer.positional import sinusoidal_encoding
 from transformer.viz import views
 
-from ..page import Page, TabView, code_panel, look_of, safe_view
+from ..page import Page, TabView, caption, code_panel, look_of, safe_view
 
 
 def build_positional_tab(page: Page) -> TabView:
     d_model = page.cfg.d_model
     gr.Markdown("PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)). "
                 "The input's positions are outlined.")
+    caption("low dimensions (left) change fast from one position to the next, high ones slowly: each position "
+            "gets a unique pattern. On the right, the dot product of two positions' encodings: largest on the "
+            "diagonal (a position with itself, d_model/2 = 128 here) and falling with the distance between them.")
     heat = gr.Plot(show_label=False, label="Positional encoding matrix", elem_id="pe-heatmap")
     dims = gr.Dropdown([str(d) for d in range(d_model)], value=[str(d) for d in PE_DEFAULT_DIMS if d < d_model],
                        multiselect=True, label="Dimensions to plot as curves (below)")

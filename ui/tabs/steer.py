@@ -12,7 +12,16 @@ from transformer.viz import steering as steer_views
 from transformer.viz import views
 from transformer.viz.figure import empty_figure
 
-from ..page import Page, TabView, greedy_of, log, look_of, safe_view, slider_update
+from ..page import (
+    Page,
+    TabView,
+    caption,
+    greedy_of,
+    log,
+    look_of,
+    safe_view,
+    slider_update,
+)
 from ..settings import TEXTBOX_MAX_CHARS
 
 
@@ -84,6 +93,8 @@ def build_steer_tab(page: Page) -> TabView:
     with gr.Accordion("Per piece (JSON)", open=False):
         forced_json = gr.JSON(label="piece, probability, rank, top_piece, cross_entropy", elem_id="forced-json")
     gr.Markdown("**Beam search** keeps the `width` best hypotheses at every step instead of one.")
+    caption("the tree grows left to right, one column per step; within a column the hypotheses are ordered by "
+            "score, best on top; the thick orange path is the translation the search returns (kept hypotheses blue, finished green, pruned grey).")
     with gr.Row(equal_height=True):
         beam = gr.Slider(1, BEAM_MAX, value=BEAM_DEFAULT, step=1, label="Beam width (1 = greedy)", scale=4,
                          elem_id="beam-width")

@@ -16,8 +16,20 @@ from transformer.viz import steering as steer_views
 from transformer.viz import views
 from transformer.viz import why as why_views
 
-from ..page import (NO_TRACE, Fit, Page, TabView, code_panel, greedy_of, log, look_of, no_trace, safe_view,
-                    slider_update)
+from ..page import (
+    NO_TRACE,
+    Fit,
+    Page,
+    TabView,
+    caption,
+    code_panel,
+    greedy_of,
+    log,
+    look_of,
+    no_trace,
+    safe_view,
+    slider_update,
+)
 from ..settings import PLAY_INTERVAL_S, PLAY_SPEEDS
 
 
@@ -35,10 +47,9 @@ def build_steps_tab(page: Page) -> TabView:
                            elem_id="step-head")
     timer = gr.Timer(PLAY_INTERVAL_S, active=False)
     step_info = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="step-info")
-    gr.Markdown("**What to look at:** left, the pieces the model considered for this step and how probable each "
-                "was (it takes the top one); right, which English pieces this step looked at (cross-attention); "
-                "below, the same for every step so far: the alignment grows as you press Next.",
-                elem_id="step-caption", elem_classes="view-caption")
+    caption("left, the pieces the model considered for this step and how probable each was (it takes the top "
+            "one); right, which English pieces this step looked at (cross-attention); below, the same for every "
+            "step so far: the alignment grows as you press Next.").elem_id = "step-caption"
     with gr.Row():
         topk_plot = gr.Plot(show_label=False, label="Next-token probabilities", elem_id="topk-plot")
         cross_plot = gr.Plot(show_label=False, label="Cross-attention over the source", elem_id="cross-step-plot")
