@@ -36,6 +36,17 @@ def test_translate_step_and_explore_in_a_browser(browser, app_url, tmp_path):
     assert report.startswith("<!DOCTYPE html>") and "Plotly" in report and "Le chat" in report
     assert not errors, errors
     page.close()
+    # opened offline: the contents and the first figures at once, the rest drawn as they scroll into view
+    offline = browser.new_page(viewport={"width": 1280, "height": 800})
+    offline.route("**/*", lambda route: route.abort())                 # nothing from the network
+    offline.set_content(report, wait_until="load")
+    offline.wait_for_selector(".fig .main-svg", timeout=10_000)
+    total = offline.locator(".fig").count()
+    assert offline.locator("nav.toc a[href='#cross']").count() == 1
+    assert 0 < offline.locator(".fig[data-drawn]").count() < total / 2
+    offline.locator("nav.toc a[href='#positional']").click()
+    offline.wait_for_function(f"() => document.getElementById('fig-{total - 1}').dataset.drawn", timeout=10_000)
+    offline.close()
 
 
 def test_markup_in_input_is_not_interpreted(browser, app_url):

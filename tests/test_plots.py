@@ -3,6 +3,7 @@ and every figure is valid for Plotly."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 
@@ -408,9 +409,15 @@ def test_report_holds_the_views_and_reads_in_both_looks(dark):
     text = build_report(trace, ModelConfig(d_model=32, n_heads=4), views.Look(dark=dark))
     assert ("background:#111827" in text and "color:#eee" in text) == dark
     assert "<script src=" not in text and "Plotly.newPlot" in text and len(text) > 3_000_000   # inlined: offline
-    assert text.count("<h3>Step ") == len(trace.steps) and "s0 s1 s2 s3" in text.split("</h1>")[0]
+    assert text.count("<h3 id='step-") == len(trace.steps) and "s0 s1 s2 s3" in text.split("</h1>")[0]
     assert text.count("Inside ") >= 3 and "every layer × head" in text
     assert report_filename("Le café <b>noir</b>!") == "transformer-trace-le-cafe-b-noir-b.html"
+    # a table of contents that links every part and every step; each figure a placeholder drawn when seen
+    toc = text.split("<nav class='toc'>")[1].split("</nav>")[0]
+    for anchor in ["steps", "encoder", "decoder", "cross", "positional"] + [f"step-{t + 1}" for t in range(len(trace.steps))]:
+        assert f"href='#{anchor}'" in toc and f"id='{anchor}'" in text
+    figs = json.loads(text.split("<script type='application/json' id='figures'>")[1].split("</script>")[0])
+    assert text.count("<div class='fig' id='fig-") == len(figs) > 20 and all("data" in f and "layout" in f for f in figs)
 
 
 def test_a_long_prefix_shows_its_end_and_keeps_the_whole_on_hover():
