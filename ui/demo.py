@@ -24,7 +24,8 @@ from .settings import APP_CONCURRENCY, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY, 
 from .tabs import DEFAULT_TAB, TABS
 from .tabs.about import build_about_tab
 from .tabs.learning import replay_of
-from .theme import CSS, JS, theme
+from .theme import CSS, page_js, theme
+from .tour import tour_json
 
 
 def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab: gr.State, drawn: gr.State):
@@ -137,6 +138,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         gr.on([go_btn.click, text.submit, example.input, picker.input], lambda: gr.update(value="", visible=False),
               None, link_box, api_visibility="private", queue=False)
     demo.rooms = rooms
+    demo.page_js = page_js(tour_json(translator.cfg))   # the page's scripts, the tour's stops with the model's sizes
     return demo
 
 
@@ -215,7 +217,7 @@ def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, b
     sweep_reports(delete_cache_setting()[0])
     demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=queue_size)
     demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
-                css=CSS, js=JS, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True)
+                css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True)
     add_routes(demo.app, demo.rooms)
     if block:
         demo.block_thread()

@@ -38,6 +38,7 @@ def build_header():
                                 elem_id="look", min_width=150)
                 large = gr.Checkbox(label="Presenter mode", value=False, container=False, elem_id="presenter",
                                     min_width=120)
+                gr.Button("? Tour", size="sm", elem_id="tour-btn", scale=0, min_width=80)   # ui/static/tour.js
     look.change(None, look, None, js="(v) => { document.body.classList.toggle('dark', v === 'Dark'); }")
     large.change(None, large, None, js="(v) => { document.body.classList.toggle('presenter', !!v); }")
     return look, large, example

@@ -12,8 +12,15 @@ CSS = (STATIC / "style.css").read_text(encoding="utf-8")
 # leaves the box, so that the arrows step right after a translation.
 # Live lecture (live.js): a follower's page polls its room and hands each new view to the page.
 # A phone turned to or from landscape (screen.js): figures are redrawn for the new width.
-JS = "() => { " + " ".join("(" + (STATIC / name).read_text(encoding="utf-8").strip() + ")();"
-                           for name in ("keys.js", "live.js", "screen.js")) + " }"
+# The guided tour (tour.js) plays the stops of ui/tour.py, given as its argument.
+def page_js(tour_stops_json: str = "[]") -> str:
+    def script(name: str, arg: str = "") -> str:
+        return "(" + (STATIC / name).read_text(encoding="utf-8").strip() + f")({arg});"
+    return ("() => { " + " ".join(script(n) for n in ("keys.js", "live.js", "screen.js"))
+            + " " + script("tour.js", tour_stops_json) + " }")
+
+
+JS = page_js()
 GLOSSARY = (STATIC / "glossary.md").read_text(encoding="utf-8")
 
 

@@ -258,7 +258,7 @@ def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels
                steps.softmax if scaled else steps.softmax_unscaled, "coloraxis2")]
     q, k = numbered(query_labels), numbered(key_labels)
     Tq, Tk = len(q), len(k)
-    values = max(Tq, Tk) <= CELL_VALUES_MAX_PIECES
+    values = max(Tq, Tk) <= (CELL_VALUES_MAX_PIECES if columns == 2 else CELL_VALUES_MAX_PIECES // 2)   # fit a phone
     rows = 4 // columns
     row = max(12, int(1.0 * font_size))
     panel, title_h, xlab = row * max(Tq, 4), int(1.3 * font_size), label_room(k, font_size, 60 if columns == 2 else 90)
