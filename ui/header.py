@@ -27,12 +27,12 @@ TITLE_HTML = ('<div id="title-line"><h1>Transformer, step by step: English → F
 def build_header():
     """The title on one line; beside it the examples, the look and the presenter-mode switch."""
     with gr.Row(equal_height=True, elem_id="header"):
-        with gr.Column(scale=3, min_width=560):
+        with gr.Column(scale=3, min_width=480):
             gr.HTML(TITLE_HTML)
         example = gr.Dropdown([("Examples…", "")] + examples.dropdown_choices(), value="", label="Examples",
                               show_label=False, container=False, scale=1, min_width=220, elem_id="examples",
                               filterable=False)
-        with gr.Column(scale=0, min_width=350, elem_id="look-col"):
+        with gr.Column(scale=0, min_width=440, elem_id="look-col"):
             with gr.Row(elem_id="look-row"):
                 look = gr.Radio(["Light", "Dark"], value="Light", label="Look", show_label=False, container=False,
                                 elem_id="look", min_width=150)

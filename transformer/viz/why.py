@@ -124,12 +124,26 @@ def vectors_figure(hv: HeadVectors, qi: int, kj: int, dark: bool, font_size: int
 
 
 def input_figure(parts: InputParts, i: int, dark: bool, font_size: int):
+    """The input to layer 1 of one piece, as three panels one above the other on one dimension axis (and one
+    value range, so that sizes compare): its embedding × √d_model, plus its positional encoding, equals the sum."""
     d = list(range(parts.total.shape[1]))
-    data = [dict(type="scatter", mode="lines", x=d, y=v.round(4).tolist(), name=name)
-            for v, name in ((parts.token[i], "embedding × √d_model"), (parts.position[i], f"positional encoding (pos {i})"),
-                            (parts.total[i], "sum: input to layer 1"))]
-    layout = dict(xaxis=dict(title=dict(text="dimension (d_model)")), legend=dict(orientation="h", y=-0.25))
-    return figure.fast_figure(data, layout, dark, font_size, 380,
+    rows = ((parts.token[i], "embedding × √d_model", PALETTE[0]), (parts.position[i], f"+ positional encoding (position {i})",
+                                                                  PALETTE[1]), (parts.total[i], "= input to layer 1", PALETTE[2]))
+    lim = float(max(np.abs(v).max(initial=0) for v, _, _ in rows)) * 1.05 or 1.0
+    gap, data, layout, notes = 0.1, [], {}, []
+    h = (1 - 2 * gap) / 3
+    for n, (v, name, colour) in enumerate(rows, start=1):
+        y1 = 1 - (n - 1) * (h + gap)
+        a = "" if n == 1 else n                       # plotly names the first axes x and y
+        data.append(dict(type="bar", x=d, y=v.round(4).tolist(), name=name, marker=dict(color=colour, line=dict(width=0)),
+                         xaxis=f"x{a}", yaxis=f"y{a}", hovertemplate=f"{name}<br>dimension %{{x}}: %{{y:.3f}}<extra></extra>"))
+        layout[f"xaxis{a}"] = dict(anchor=f"y{a}", showticklabels=n == 3, **({"matches": "x"} if n > 1 else {}),
+                                   **({"title": dict(text="dimension (d_model)")} if n == 3 else {}))
+        layout[f"yaxis{a}"] = dict(domain=[round(y1 - h, 4), round(y1, 4)], anchor=f"x{a}", range=[-lim, lim])
+        notes.append(dict(text=f"<b>{figure.esc(name)}</b>", x=0, y=y1, xref="paper", yref="paper", xanchor="left",
+                          yanchor="bottom", showarrow=False))
+    layout.update(annotations=notes, showlegend=False, bargap=0)
+    return figure.fast_figure(data, layout, dark, font_size, figure.grow(520, font_size),
                               f"The model's input for '{figure.esc(parts.pieces[i])}' (position {i})")
 
 

@@ -242,14 +242,22 @@ def build_lens_view(page: Page) -> TabView:
     return tab
 
 
+def piece_picker(labels, value) -> dict:
+    """A dropdown of pieces by position ("3 ▁sleeping"), keeping the position picked when it still exists."""
+    choices = [(f"{i} {label}", i) for i, label in enumerate(labels, start=1)]
+    v = int(value or 1)
+    return gr.update(choices=choices, value=v if 1 <= v <= len(choices) else 1)
+
+
 def build_vectors_view(page: Page) -> TabView:
     gr.Markdown("The vectors behind one score: a query vector and a key vector of one head, their element-wise "
                 "product, and its sum, the score before ÷√d_k. Below, a piece's input to layer 1.")
     kind, layer, head = one_head_row(page)
     with gr.Row():
-        query = gr.Slider(1, 2, value=1, step=1, label="Query piece")
-        key = gr.Slider(1, 2, value=1, step=1, label="Key piece")
-        piece = gr.Slider(1, 2, value=1, step=1, label="Source piece for the input to layer 1")
+        query = gr.Dropdown([("1", 1)], value=1, label="Query piece", filterable=False, elem_id="vectors-query")
+        key = gr.Dropdown([("1", 1)], value=1, label="Key piece", filterable=False, elem_id="vectors-key")
+        piece = gr.Dropdown([("1", 1)], value=1, label="Source piece for the input to layer 1", filterable=False,
+                            elem_id="vectors-piece")
     numbers = gr.Markdown(elem_id="vectors-text")
     vec_plot = gr.Plot(show_label=False, label="Query, key and their product", elem_id="vectors-plot")
     input_plot = gr.Plot(show_label=False, label="Embedding × √d_model + positional encoding", elem_id="input-plot")
@@ -273,8 +281,8 @@ def build_vectors_view(page: Page) -> TabView:
         if trace is None:
             return gr.update(), gr.update(), gr.update()
         maps = trace.attention(kind_v)
-        return (slider_update(len(maps.queries), int(q_v or 1)), slider_update(len(maps.keys), int(k_v or 1)),
-                slider_update(len(trace.src_pieces), int(piece_v or 1)))
+        return (piece_picker(views.query_labels(trace, maps), q_v), piece_picker(maps.keys, k_v),
+                piece_picker(trace.src_pieces, piece_v))
 
     tab = TabView(draw_vectors, [kind, layer, head, query, key, piece], [numbers, vec_plot, input_plot],
                   [Fit(fit, [kind, query, key, piece], [query, key, piece])])
