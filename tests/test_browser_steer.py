@@ -26,8 +26,13 @@ def what_if_and_back(page, greedy: str) -> str:
     branch = textarea_value(page, "fr-text")
     assert "chien" in branch
     page.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=WAIT_MS)
-    page.click("#whatif-back")
+    assert page.locator("#viewing-row").is_visible()                  # a banner above the tabs says so
+    page.get_by_role("tab", name="Attention explorer").click()
+    assert page.locator("#viewing-row").is_visible()                  # ...on every tab
+    page.click("#viewing-back")                                       # and takes you back
     wait_value(page, "fr-text", f"v => v === {greedy!r}")
+    page.locator("#viewing-row").wait_for(state="hidden", timeout=WAIT_MS)
+    page.get_by_role("tab", name="Step by step").click()
     return branch
 
 
@@ -40,6 +45,7 @@ def your_french(page, greedy: str) -> None:
     page.wait_for_selector("#forced-info:has-text('part ways')", timeout=WAIT_MS)
     plots_in(page, "forced-plot").wait_for(timeout=WAIT_MS)
     page.wait_for_selector("#viewing-forced", state="attached", timeout=WAIT_MS)
+    assert page.locator("#viewing-row").is_visible()
 
 
 def beam(page) -> str:

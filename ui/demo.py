@@ -70,6 +70,9 @@ def build_page(translator: Translator, checkpoint: Path) -> PageParts:
     picker = gr.Dropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
     page = Page(translator.cfg, trace_state, look, replay_of(checkpoint), translator, english=text,
                 original=gr.State(None), text=text, french=results[0], pieces=results[2])
+    with gr.Row(elem_id="viewing-row", equal_height=True):   # shown (style.css) only while it has something to say
+        page.viewing.render()
+        page.back.render()
     tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab, drawn)
     return PageParts(page, tabs, tabs_box, current_tab, drawn, example, picker, go_btn, results, link, live)
 

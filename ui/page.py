@@ -125,7 +125,9 @@ class Page:
     model_events: list = field(default_factory=list)   # events that set a new trace: every tab redraws after
     step_slider: gr.Slider = field(default_factory=new_step_slider)   # rendered by the Step tab
     viewing: gr.HTML = field(default_factory=lambda: gr.HTML("", elem_id="viewing", render=False))
-    # ...says which trace the views show (greedy, a branch, your French); rendered by the Step tab
+    # ...says which trace the views show (greedy, a branch, your French): a banner above the tabs, with
+    back: gr.Button = field(default_factory=lambda: gr.Button("Back to the original", size="sm", elem_id="viewing-back",
+                                                              scale=0, min_width=200, render=False))
     text: Optional[gr.Textbox] = None            # the English sentence box
     french: Optional[gr.Textbox] = None          # the French translation box
     pieces: Optional[gr.HTML] = None             # the source and target pieces

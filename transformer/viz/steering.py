@@ -93,7 +93,7 @@ def branch_html(original: TranslationTrace, new: TranslationTrace, step: int) ->
             f"<div><b>Original:</b> {html.escape(original.translation)}</div>"
             f"<div><b>This branch:</b> {html.escape(new.translation)}</div>"
             f"<div>Shared start: <i>{html.escape(same) or '(nothing)'}</i> · every view now shows the branch; "
-            f"<b>Back to the original</b> returns to it.</div></div>")
+            f"<b>Back to the original</b> (beside this) returns to it.</div></div>")
 
 
 # ---------------------------------------------------------------- beam search

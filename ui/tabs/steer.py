@@ -40,7 +40,7 @@ def forced_callback(translator: Translator):
             gr.Warning("Sorry, the model failed on this input. Please try another sentence.")
             return (gr.update(),) * 9
         viewing = (f'<div class="note" id="viewing-forced">The views show the teacher-forced pass of your French: '
-                   f'«&nbsp;{html.escape(result.french)}&nbsp;». <b>Back to the original</b> (under What if?) returns to greedy.</div>')
+                   f'«&nbsp;{html.escape(result.french)}&nbsp;». <b>Back to the original</b> (beside this) returns to greedy.</div>')
         return (result, result.trace, greedy, steer_views.forced_html(result, greedy.translation), result.as_rows(),
                 viewing, slider_update(len(result.trace.steps)), views.pieces_html(result.trace), result.french)
     return forced_decoding

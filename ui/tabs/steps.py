@@ -53,11 +53,10 @@ def build_steps_tab(page: Page) -> TabView:
     with gr.Row():
         topk_plot = gr.Plot(show_label=False, label="Next-token probabilities", elem_id="topk-plot")
         cross_plot = gr.Plot(show_label=False, label="Cross-attention over the source", elem_id="cross-step-plot")
+    cand, candidates = build_what_if(page, step)      # right under the step it changes
     cross_steps = gr.Plot(show_label=False, label="Cross-attention, steps so far", elem_id="cross-steps-plot")
     kv_html = kv_cache_accordion()
     code_panel(trace_greedy)
-
-    cand, candidates = build_what_if(page, step)
 
     @safe_view
     def draw_step(trace, step_v, layer_v, head_v, look, large, scale, narrow=False):
@@ -159,7 +158,6 @@ def build_what_if(page: Page, step):
     """Under the step view: take another candidate (or a typed piece) at this step, continue greedily,
     compare with the original, and go back. Returns the candidate picker, the step as a number, and the
     function that lists a step's candidates (the step tab updates both with every step)."""
-    page.viewing.render()
     with gr.Accordion("What if? Take another piece at this step", open=False, elem_id="whatif-acc"):
         with gr.Row():
             cand = gr.Dropdown([], value=None, label="Another candidate at this step", elem_id="whatif-cand", scale=2)
@@ -187,7 +185,8 @@ def build_what_if(page: Page, step):
         [page.trace, page.original, page.viewing, page.french, step, page.pieces], api_name="what_if_on_page",
         api_visibility="undocumented", concurrency_id="model"))
     gr.api(what_if_api(page.translator), api_name="what_if", concurrency_id="model")
-    page.model_events.append(back_btn.click(go_back, page.original,
+    for back in (back_btn, page.back):
+        page.model_events.append(back.click(go_back, page.original,
                                             [page.trace, page.viewing, page.french, step, page.pieces], **quiet))
     return cand, candidates
 
