@@ -106,7 +106,7 @@ def attribute(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int]
         raise ValueError("attribution needs the model in eval mode (dropout off); it never switches a shared model")
     if method not in ("integrated_gradients", "gradient_x_input"):
         raise ValueError(f"unknown attribution method {method!r}")
-    device = next(model.parameters()).device
+    device = model.device
     src = torch.as_tensor([list(src_ids)], device=device)
     tgt_out = torch.as_tensor(list(tgt_ids), device=device)
     tgt_in = torch.as_tensor([[model.cfg.bos_id, *list(tgt_ids)[:-1]]], device=device)

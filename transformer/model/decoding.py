@@ -169,7 +169,7 @@ def trace_greedy_batch(
     batch gets the same steps, pieces and maps as alone (tests/test_batch_trace.py). ``forced[b]``:
     ``{step: token_id}`` pieces that sentence b takes instead of the model's choice (see ``trace_greedy``)."""
     t0 = time.perf_counter()
-    cfg, device = model.cfg, next(model.parameters()).device
+    cfg, device = model.cfg, model.device
     forced = list(forced) if forced is not None else [None] * len(sources)
     src = pad_batch([s.ids for s in sources], cfg.pad_id, device)
     limits = [output_limit(model, len(s.ids), max_new_tokens) for s in sources]
@@ -218,7 +218,7 @@ def translate_batch(model, tokenizer: Vocabulary, texts: Sequence[str], batch_to
     """Greedy translation of many texts: length-sorted batches of at most `batch_tokens` padded
     source tokens (and MAX_BATCH_SENTENCES sentences), returned in input order. Used by training
     and evaluation. The caller puts the model in eval mode (a shared model is never switched here)."""
-    device = next(model.parameters()).device
+    device = model.device
     eos, pad = model.cfg.eos_id, model.cfg.pad_id
     limit = max_src_tokens or source_limit(model)
     encoded = [cut_source(ids, eos, limit)[0] for ids in tokenizer.encode(list(texts))]

@@ -33,7 +33,7 @@ def _ln_step(name: str, norm: torch.nn.LayerNorm, x: torch.Tensor, added: torch.
 def layer_parts(model: Transformer, src_ids: Sequence[int], tgt_in_ids: Sequence[int], stack: Stack, layer: int,
                 position: int, pieces: Sequence[str], top: int = 10) -> LayerParts:
     """Layer `layer` (1-based) of the encoder or decoder, at `position` (0-based) of its sequence."""
-    device = next(model.parameters()).device
+    device = model.device
     src = torch.as_tensor([list(src_ids)], device=device)
     enc = model.encode(src)
     if stack == "encoder":

@@ -94,9 +94,15 @@ class DecoderLayer(nn.Module):
         memory_kv: Optional[KVCache] = None,       # decoding: cross-attention keys/values of the memory
         need_weights: bool = False,
     ) -> DecoderLayerOutput:
-        a, self_w, self_kv = self.self_attn(x, x, mask=tgt_mask, need_weights=need_weights, cache=past_kv)
-        x = self.norm1(x + self.dropout(a))
+        x, self_w, self_kv = self.masked_self_attention(x, tgt_mask, past_kv, need_weights)
         a, cross_w, _ = self.cross_attn(x, memory, mask=src_mask, need_weights=need_weights, static_kv=memory_kv)
         x = self.norm2(x + self.dropout(a))
         x = self.norm3(x + self.dropout(self.feed_forward(x)))
         return DecoderLayerOutput(x, self_w, cross_w, self_kv)
+
+    def masked_self_attention(self, x: torch.Tensor, tgt_mask: Optional[torch.Tensor] = None,
+                              past_kv: Optional[KVCache] = None, need_weights: bool = False):
+        """The first sub-layer, LayerNorm(x + MaskedSelfAttention(x)): what the cross-attention's queries read
+        (the Vectors and Inside-one-layer views call it too). Returns it, the weights when asked, the keys/values."""
+        a, w, kv = self.self_attn(x, x, mask=tgt_mask, need_weights=need_weights, cache=past_kv)
+        return self.norm1(x + self.dropout(a)), w, kv

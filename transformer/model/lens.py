@@ -18,7 +18,7 @@ from .transformer import Transformer
 def logit_lens(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int], pieces, top_k: int = 5) -> Lens:
     """For each decoder layer and step t: the top-k next pieces and the chosen piece's (y_t's) rank and
     probability. `pieces(ids)` names ids (the tokenizer's)."""
-    device = next(model.parameters()).device
+    device = model.device
     src = torch.as_tensor([list(src_ids)], device=device)
     tgt_in = torch.as_tensor([[model.cfg.bos_id, *list(tgt_ids)[:-1]]], device=device)
     chosen = torch.as_tensor(list(tgt_ids), device=device)

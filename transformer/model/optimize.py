@@ -36,7 +36,7 @@ def optimize_for_inference(model: Transformer) -> Transformer:
     model is read-only from here on, and safe to share between threads), and on CPU every
     weight matrix stored column-major. Numbers are those of the model as it was (tests/test_model.py)."""
     model.eval().requires_grad_(False)
-    if next(model.parameters()).device.type != "cpu":   # GPUs gain nothing from the layout
+    if model.device.type != "cpu":   # GPUs gain nothing from the layout
         return model
     for module in model.modules():
         if isinstance(module, (nn.Linear, nn.Embedding)) and not is_column_major(module.weight):

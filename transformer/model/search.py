@@ -26,10 +26,6 @@ from .decoding import Vocabulary, encoder_maps, make_trace, output_limit, trace_
 from .transformer import DecoderCache, Transformer
 
 
-def _device(model: Transformer):
-    return next(model.parameters()).device
-
-
 def _decoder_maps(dec, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
     """The full pass's decoder attention (batch of 1) as the trace holds it: future probabilities 0, and the
     future cells' scores QKᵀ/√d_k before the mask (as a greedy trace has them, so the mask is seen at work)."""
@@ -47,7 +43,7 @@ def forced_pass(model: Transformer, vocab: Vocabulary, source: Source, tgt_ids: 
     """Teacher forcing: the decoder reads <s> y1 ... y_{n-1} in one pass and scores y1 ... y_n
     (</s> is appended when missing). Every number comes from that one pass."""
     t0 = time.perf_counter()
-    cfg, device = model.cfg, _device(model)
+    cfg, device = model.cfg, model.device
     ids = list(tgt_ids) if list(tgt_ids)[-1:] == [cfg.eos_id] else list(tgt_ids) + [cfg.eos_id]
     src = torch.as_tensor([source.ids], dtype=torch.long, device=device)
     enc = model.encode(src, output_attentions=True)
@@ -126,7 +122,7 @@ def beam_search(model: Transformer, vocab: Vocabulary, source: Source, beam: int
     have ended with </s>, at the output length limit or at the deadline; the final choice is the best
     by score / length penalty (GNMT, α = `alpha`)."""
     t0 = time.perf_counter()
-    cfg, device = model.cfg, _device(model)
+    cfg, device = model.cfg, model.device
     src = torch.as_tensor([source.ids], dtype=torch.long, device=device)
     enc = model.encode(src)
     cache = model.new_cache(enc)

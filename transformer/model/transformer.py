@@ -94,6 +94,11 @@ class Transformer(nn.Module):
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
+    @property
+    def device(self) -> torch.device:
+        """Where the weights are (the inputs of every helper go there)."""
+        return self.embedding.weight.device
+
     # --- pieces -------------------------------------------------------------------------
     def embed(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
         """Embedding × √d_model + positional encoding (positions start at `start`): (B, T, d_model)."""

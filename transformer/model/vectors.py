@@ -29,15 +29,14 @@ def layer_inputs(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, ki
     lay = model.decoder_layers[layer - 1]
     if kind == "decoder":
         return lay.self_attn, y, y
-    a, _, _ = lay.self_attn(y, y, mask=mask)               # the decoder layer's first sub-layer (layers.py)
-    return lay.cross_attn, lay.norm1(y + lay.dropout(a)), enc.memory
+    return lay.cross_attn, lay.masked_self_attention(y, mask)[0], enc.memory   # queries: the first sub-layer's output
 
 
 @torch.inference_mode()
 def head_vectors(model: Transformer, src_ids: Sequence[int], tgt_in_ids: Sequence[int], kind: AttentionKind,
                  layer: int, head: int, queries: list[str], keys: list[str]) -> HeadVectors:
     """q and k of head `head` (1-based) in layer `layer` (1-based) of attention `kind`."""
-    device = next(model.parameters()).device
+    device = model.device
     src = torch.as_tensor([list(src_ids)], device=device)
     tgt_in = torch.as_tensor([list(tgt_in_ids)], device=device)
     attn, q_in, k_in = layer_inputs(model, src, tgt_in, kind, layer)
@@ -49,7 +48,7 @@ def head_vectors(model: Transformer, src_ids: Sequence[int], tgt_in_ids: Sequenc
 @torch.inference_mode()
 def input_parts(model: Transformer, ids: Sequence[int], pieces: list[str]) -> InputParts:
     """Embedding × √d_model, the positional encoding, and their sum as the model computes it."""
-    device = next(model.parameters()).device
+    device = model.device
     x = torch.as_tensor([list(ids)], device=device)
     token = (model.embedding(x) * model.emb_scale)[0]
     total = model.embed(x)[0]
