@@ -29,7 +29,7 @@ def build_explorer_tab(page: Page) -> TabView:
         kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind", elem_id="explorer-kind", scale=3,
                         min_width=330)
         mode = gr.Dropdown([("One head", "head"), ("Mean over heads", "mean"), ("Rollout across layers", "rollout")],
-                           value="head", label="Show", scale=1, min_width=150, elem_id="explorer-mode",
+                           value="head", label="Show", scale=1, min_width=230, elem_id="explorer-mode",
                            filterable=False)
         layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", elem_id="explorer-layer",
                           scale=2, min_width=180)
