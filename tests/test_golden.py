@@ -25,10 +25,12 @@ GOLDEN = {
     # a lecture's own subject, names, numbers: none of these sentences is in the training data
     "The encoder reads the sentence.": "L'encodeur lit la phrase.",
     "The decoder writes the translation.": "Le décodeur écrit la traduction.",
-    "Professor Smith will give the next lecture.": "Le professeur Smith donnera le prochain cours.",
     "Kenji lives in Berlin.": "Kenji habite à Berlin.",
+    "Ngozi lives in Lisbon.": "Ngozi habite à Lisbonne.",
     "Amira bought twelve apples.": "Amira a acheté douze pommes.",
     "The book costs 20 euros.": "Le livre coûte 20 euros.",
+    "The ticket costs 45 dollars.": "Le billet coûte 45 dollars.",
+    "The lecture starts at nine o'clock.": "Le cours commence à neuf heures.",
 }
 
 
