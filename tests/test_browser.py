@@ -27,7 +27,7 @@ def test_translate_step_and_explore_in_a_browser(browser, app_url, tmp_path):
     page.screenshot(path=str(tmp_path / "views.png"), full_page=False)
     assert (tmp_path / "steps.png").stat().st_size > 10_000 and (tmp_path / "views.png").stat().st_size > 10_000
     # the standalone HTML report
-    page.get_by_text("Colours, HTML report").click()
+    page.get_by_text("Colours & report").click()
     page.click("#report-btn")
     page.wait_for_selector("#report-file a", timeout=60_000)
     href = page.locator("#report-file a").first.get_attribute("href")

@@ -87,7 +87,6 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         page, tabs, tabs_box, current_tab, drawn = parts.page, parts.tabs, parts.tabs_box, parts.current_tab, parts.drawn
         text, trace_state, example, picker, go_btn, results = (page.text, page.trace, parts.example, parts.picker,
                                                                parts.go_btn, parts.results)
-        link_btn, link_box = parts.link
 
         draw_all, all_in, all_out = redraw_visible(page, tabs, current_tab, drawn)
         step = page.step_slider
@@ -128,21 +127,24 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
 
         wire_pickers((picker, example), translated, [text, *result_outputs, drawn], fresh, model,
                      (moved_on, [current_tab, drawn], moved))
-        example.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)
         wire_branches(page, tabs, current_tab, drawn)
-        for c in page.look[:3]:
-            c.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
-        page.look[3].input(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")  # turned
+        wire_look(page, (draw_all, all_in, all_out))
         wire_page_load(demo, translator, page, tabs, fresh, [text, *result_outputs, tabs_box, current_tab],
                        drawn, (draw_all, all_in, all_out), model, rooms, parts.live[3], picker)
         wire_live(page, tabs, current_tab, rooms, *parts.live[:3])
-        wire_links(page, tabs, text, current_tab, link_btn, link_box)
-        # a new translation: the link shown is the old sentence's, so it goes (Copy link makes the new one)
-        gr.on([go_btn.click, text.submit, example.input, picker.input], lambda: gr.update(value="", visible=False),
-              None, link_box, api_visibility="private", queue=False)
+        wire_links(page, tabs, text, current_tab, *parts.link,
+                   new_text=[go_btn.click, text.submit, example.input, picker.input])
     demo.rooms = rooms
     demo.page_js = page_js(tour_json(translator.cfg))   # the page's scripts, the tour's stops with the model's sizes
     return demo
+
+
+def wire_look(page: Page, redraw: tuple) -> None:
+    """The look, presenter mode and the colour scale redraw the tab on screen; so does a phone turned (the
+    narrow-screen box, set by the page's script: its .input, since the page-load event sets it too)."""
+    for c in page.look[:3]:
+        c.change(*redraw, api_visibility="undocumented", concurrency_id="draw")
+    page.look[3].input(*redraw, api_visibility="undocumented", concurrency_id="draw")
 
 
 def wire_pickers(choosers, translated, outputs: list, fresh: NewTraceViews, model: dict, after: tuple) -> None:
@@ -156,6 +158,7 @@ def wire_pickers(choosers, translated, outputs: list, fresh: NewTraceViews, mode
     for chooser in choosers:
         chooser.input(pick, [chooser, *fresh.inputs], [*outputs, *fresh.outputs], api_visibility="undocumented",
                       **model).then(*after, api_visibility="undocumented", queue=False)
+        chooser.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)   # ← → step again
 
 
 def wire_branches(page: Page, tabs: list, current_tab: gr.State, drawn: gr.State) -> None:

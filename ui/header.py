@@ -83,7 +83,7 @@ def build_display_section(cfg: ModelConfig, trace_state: gr.State, look, large) 
     """The symbols explained, the colour scale and the HTML report; returns the look controls."""
     with gr.Accordion("Symbols: ▁ <s> </s> …", open=False, elem_id="glossary"):
         gr.Markdown(GLOSSARY)
-    with gr.Accordion("Colours, HTML report", open=False, elem_id="display"):
+    with gr.Accordion("Colours & report", open=False, elem_id="display"):
         scale = gr.Dropdown(list(COLORSCALES), value=DEFAULT_SCALE,
                             label="Colour scale (Viridis and Cividis are colour-blind safe)")
         report_btn = gr.Button("Build HTML report of this translation", elem_id="report-btn")

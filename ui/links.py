@@ -72,8 +72,9 @@ def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
     return load, [c for _, c in controls]
 
 
-def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, link_box) -> None:
-    """The button that copies the link of what is on screen (and shows it, for phones)."""
+def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, link_box, new_text=()) -> None:
+    """The button that copies the link of what is on screen (and shows it, for phones); `new_text`: the events
+    of a new translation, which take the old sentence's link away (Copy link makes the new one)."""
     controls = link_controls(tabs)
 
     def make_link(trace, text_v, tab_v, scale_v, *values):
@@ -84,3 +85,6 @@ def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, lin
     link_btn.click(make_link, [page.trace, text, current_tab, page.look[2], *[c for *_, c in controls]], link_box,
                    api_visibility="undocumented", queue=False).then(
         None, link_box, link_box, js=COPY_LINK_JS, api_visibility="undocumented", queue=False)
+    if new_text:
+        gr.on(list(new_text), lambda: gr.update(value="", visible=False), None, link_box, api_visibility="private",
+              queue=False)

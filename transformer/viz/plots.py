@@ -242,6 +242,17 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
                         title)
 
 
+def _inside_colour_axes(lim: float, score_len: float, weight_len: float, colorscale: str, dark: bool) -> dict:
+    """Inside one head's two colour bars: the scores' (diverging, centred on 0, beside panels 1-3 from the top)
+    and the softmax weights' (0 to 1, beside panel 4 at the bottom)."""
+    return dict(coloraxis=dict(colorscale=SCORE_SCALE, cmid=0, cmin=-lim, cmax=lim,
+                               colorbar=dict(title=dict(text="score"), thickness=12, len=round(score_len, 4), y=1,
+                                             yanchor="top")),
+                coloraxis2=dict(colorscale=colorscale_for(colorscale, dark), cmin=0, cmax=1,
+                                colorbar=dict(title=dict(text="weight"), thickness=12, len=round(weight_len, 4), y=0,
+                                              yanchor="bottom")))
+
+
 def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels: Sequence[str], d_k: int,
                        scaled: bool = True, title: str = "", dark: bool = False, font_size: int = 13,
                        colorscale: str = DEFAULT_SCALE, query: Optional[int] = None, columns: int = 2) -> go.Figure:
@@ -269,13 +280,7 @@ def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels
     gap, data, notes, shapes = 0.07, [], [], []
     w = (1 - gap * (columns - 1)) / columns
     score_len = 0.45 if columns == 2 else (2 * (panel + between) + panel) / plot_h   # beside panels 1-3
-    layout = dict(coloraxis=dict(colorscale=SCORE_SCALE, cmid=0, cmin=-lim, cmax=lim,
-                                 colorbar=dict(title=dict(text="score"), thickness=12, len=round(score_len, 4), y=1,
-                                               yanchor="top")),
-                  coloraxis2=dict(colorscale=colorscale_for(colorscale, dark), cmin=0, cmax=1,
-                                  colorbar=dict(title=dict(text="weight"), thickness=12,
-                                                len=0.45 if columns == 2 else round(panel / plot_h, 4), y=0,
-                                                yanchor="bottom")),
+    layout = dict(**_inside_colour_axes(lim, score_len, 0.45 if columns == 2 else panel / plot_h, colorscale, dark),
                   margin=dict(l=10, r=10, t=top, b=xlab + 10))
     for c, (name, z, axis) in enumerate(panels, start=1):
         col, r = (c - 1) % columns, (c - 1) // columns
