@@ -103,6 +103,6 @@ class DecoderLayer(nn.Module):
     def masked_self_attention(self, x: torch.Tensor, tgt_mask: Optional[torch.Tensor] = None,
                               past_kv: Optional[KVCache] = None, need_weights: bool = False):
         """The first sub-layer, LayerNorm(x + MaskedSelfAttention(x)): what the cross-attention's queries read
-        (the Vectors and Inside-one-layer views call it too). Returns it, the weights when asked, the keys/values."""
+        (the Vectors view calls it too). Returns it, the weights when asked, the keys/values."""
         a, w, kv = self.self_attn(x, x, mask=tgt_mask, need_weights=need_weights, cache=past_kv)
         return self.norm1(x + self.dropout(a)), w, kv

@@ -1,7 +1,9 @@
 (stops) => {
   // The guided tour (ui/tour.py holds its stops): a card with Back / Next, each stop opening its tab, pressing
   // its button and outlining the part of the page it talks about. Escape or × closes it.
+  if (!stops.length) return;
   let at = -1, card = null;
+  const seen = (el) => (el.checkVisibility ? el.checkVisibility() : el.offsetParent !== null);
   const lit = () => document.querySelectorAll('.tour-target');
   const clear = () => lit().forEach((el) => el.classList.remove('tour-target'));
   const openTab = (title) => {
@@ -10,7 +12,7 @@
   };
   const whenVisible = (selector, then, tries = 40) => {
     const el = document.querySelector(selector);
-    if (el && el.checkVisibility() && el.getBoundingClientRect().height > 0) then(el);
+    if (el && seen(el) && el.getBoundingClientRect().height > 0) then(el);
     else if (tries > 0) setTimeout(() => whenVisible(selector, then, tries - 1), 200);
   };
   const close = () => { clear(); if (card) card.remove(); card = null; at = -1; };
@@ -18,7 +20,7 @@
     at = i; const stop = stops[i];
     clear();
     if (stop.tab) openTab(stop.tab);
-    if (stop.press) setTimeout(() => { const b = document.getElementById(stop.press); if (b) b.click(); }, 300);
+    if (stop.press) setTimeout(() => { const b = document.getElementById(stop.press); if (b && at === i && card) b.click(); }, 300);
     card.querySelector('.tour-title').textContent = stop.title;
     card.querySelector('.tour-text').textContent = stop.text;
     card.querySelector('.tour-count').textContent = `${i + 1} / ${stops.length}`;

@@ -18,7 +18,7 @@ def build_positional_tab(page: Page) -> TabView:
                 "The input's positions are outlined.")
     caption("low dimensions (left) change fast from one position to the next, high ones slowly: each position "
             "gets a unique pattern. On the right, the dot product of two positions' encodings: largest on the "
-            "diagonal (a position with itself, d_model/2 = 128 here) and falling with the distance between them.")
+            f"diagonal (a position with itself, d_model/2 = {d_model // 2} here) and falling with the distance between them.")
     heat = gr.Plot(show_label=False, label="Positional encoding matrix", elem_id="pe-heatmap")
     dims = gr.Dropdown([str(d) for d in range(d_model)], value=[str(d) for d in PE_DEFAULT_DIMS if d < d_model],
                        multiselect=True, label="Dimensions to plot as curves (below)")
