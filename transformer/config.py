@@ -17,9 +17,9 @@ from pathlib import Path
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 
 
-def _size(default, help: str):
-    """A ModelConfig field with its help text (the training CLI's --help shows it)."""
-    return field(default=default, metadata={"help": help})
+def _size(default, help: str, choices=None):
+    """A ModelConfig field with its help text and allowed values (the training CLI's --help shows them)."""
+    return field(default=default, metadata={"help": help, "choices": choices})
 
 
 @dataclass
@@ -32,6 +32,12 @@ class ModelConfig:
     d_ff: int = _size(1024, "inner width of the position-wise feed-forward network")
     dropout: float = _size(0.1, "P_drop, on sub-layer outputs, embeddings and attention weights")
     max_len: int = _size(256, "longest sequence the positional encoding covers")
+    # The design choices the companion variants change one at a time (checkpoints/variants/):
+    positions: str = _size("sinusoidal", "positional encoding: 'sinusoidal' (the paper's, fixed) or 'learned' "
+                                         "(one trained vector per position)", choices=("sinusoidal", "learned"))
+    norm: str = _size("post", "where LayerNorm sits: 'post' (the paper's: LayerNorm(x + Sublayer(x))) or 'pre' "
+                              "(x + Sublayer(LayerNorm(x)), a final LayerNorm after each stack)", choices=("post", "pre"))
+    scale_scores: bool = _size(True, "divide the attention scores by √d_k (the paper's 'scaled' dot product)")
     pad_id: int = PAD_ID
     unk_id: int = UNK_ID
     bos_id: int = BOS_ID
@@ -40,6 +46,10 @@ class ModelConfig:
     def __post_init__(self) -> None:
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        for f in fields(self):
+            allowed = f.metadata.get("choices")
+            if allowed and getattr(self, f.name) not in allowed:
+                raise ValueError(f"{f.name}={getattr(self, f.name)!r}: choose one of {', '.join(allowed)}")
 
     @property
     def d_head(self) -> int:

@@ -200,11 +200,12 @@ class Translator:
         return branch(self.model, self.tokenizer, self.source(text), step - 1, token, prefix, top_k, deadline_s)
 
     def attribution(self, text: str, method: str = "both", step: Optional[int] = None,
-                    rival: str = "") -> tuple[TranslationTrace, list[Attribution]]:
+                    rival: str = "", progress=None) -> tuple[TranslationTrace, list[Attribution]]:
         """The greedy trace of `text` and its attribution by `method` (integrated_gradients, gradient_x_input or
         both): of every target piece's probability, or with `step` (1-based) and `rival` (a piece, "▁" optional)
         of log p(chosen) − log p(rival) at that step. Kept and shared like traces: computed once for everyone
-        asking for the same sentence at the same time."""
+        asking for the same sentence at the same time. `progress(done, total, what)`: how far the computation has
+        got (model/attribution.py), told only to the caller that runs it."""
         if method not in (*METHODS, "both"):
             raise ValueError(f"Unknown method {method!r}: use integrated_gradients, gradient_x_input or both.")
         trace = self.trace(text)
@@ -221,7 +222,8 @@ class Translator:
         for m in (METHODS if method == "both" else (method,)):
             make = lambda m=m: attribute(self.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
                                          trace.tgt_pieces, step=step, rival_id=rival_id,
-                                         rival_piece=self.tokenizer.pieces([rival_id])[0] if rival_id else "")
+                                         rival_piece=self.tokenizer.pieces([rival_id])[0] if rival_id else "",
+                                         progress=progress)
             key = TraceKey.of(trace.source.text, self.checkpoint_id, method=m, step=step, rival=rival_id)
             out.append(make() if self.attributions is None else self.attributions.get(key, make))
         return trace, out

@@ -29,23 +29,30 @@ def link_controls(tabs: list[TabView]) -> list[tuple[str, str, object]]:
     return [(tab_id, key, c) for (_, tab_id, _), tab in zip(TABS, tabs) for key, c in tab.link.items()]
 
 
-def link_updates(page: Page, q: links.ViewQuery, tab_link: dict, trace) -> tuple[dict, list[str], Optional[int]]:
+def link_updates(page: Page, q: links.ViewQuery, tab: Optional[TabView], trace) -> tuple[dict, list[str], Optional[int]]:
     """The updates that show the view a link asks for: {control: update}, notes, and the step to show."""
+    tab_link = tab.link if tab is not None else {}
+    n_layers = tab.layers if tab is not None and tab.layers else page.n_layers
     if q.head == links.MEAN and "mode" in tab_link:       # the explorer averages with "Show", not with "Head"
         q = replace(q, head=None, mode=q.mode or "mean")
     kind = q.kind if "kind" in tab_link and q.kind else tab_link["kind"].value if "kind" in tab_link else "cross"
     head = tab_link.get("head")
     mean_ok = head is not None and any(str(v).startswith(links.MEAN) for _, v in head.choices)
-    q, notes = links.fit_ranges(q, views.n_steps(trace), page.n_layers(kind), page.cfg.n_heads, mean_ok)
+    q, notes = links.fit_ranges(q, views.n_steps(trace), n_layers(kind), page.cfg.n_heads, mean_ok)
     out = {}
     if "kind" in tab_link and q.kind:
         out[tab_link["kind"]] = q.kind
     if "layer" in tab_link and q.layer:
-        out[tab_link["layer"]] = slider_update(page.n_layers(kind), q.layer)
+        out[tab_link["layer"]] = slider_update(n_layers(kind), q.layer)
     if head is not None and q.head:
         out[head] = "mean over heads" if q.head == links.MEAN else q.head
     if "mode" in tab_link and q.mode:
         out[tab_link["mode"]] = q.mode
+    if "variant" in tab_link and q.variant:
+        if q.variant in dict((v, t) for t, v in tab_link["variant"].choices):
+            out[tab_link["variant"]] = q.variant
+        else:
+            notes.append(f"The variant '{q.variant}' is not bundled here: showing the default.")
     return out, notes, q.step
 
 
@@ -61,8 +68,8 @@ def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
         trace, french, info, pieces, step = run(q.text)
         updates = {}
         if trace is not None:
-            tab_link = next((tab.link for (_, tid, _), tab in zip(TABS, tabs) if tid == q.tab), {})
-            updates, more, step_v = link_updates(page, q, tab_link, trace)
+            tab = next((tab for (_, tid, _), tab in zip(TABS, tabs) if tid == q.tab), None)
+            updates, more, step_v = link_updates(page, q, tab, trace)
             notes += more
             step = slider_update(len(trace.steps), step_v or 1) if step_v else step
         for note in notes:

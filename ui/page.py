@@ -170,6 +170,7 @@ class TabView:
     fits: list = field(default_factory=list)     # Fit: what a new trace resets in this tab
     link: dict = field(default_factory=dict)      # URL key (step, kind, layer, head) -> its control
     tab_id: str = ""                             # set by build_demo: the gr.Tab it lives in
+    layers: Optional[Callable[[str], int]] = None   # layers of a kind, when not the page model's (Compare's models)
 
     def __post_init__(self) -> None:
         self.draw = shared_view(self.draw)

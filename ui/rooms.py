@@ -20,11 +20,13 @@ import time
 from dataclasses import dataclass
 from typing import Optional, Protocol
 
+from transformer.viz.links import LINK_KEYS
+
 ROOM_IDLE_S = 4 * 3600          # a room nobody changed for this long ends
 MAX_ROOMS = 1000                # rooms at once in one memory store (the oldest idle one goes first)
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I: read aloud and typed on phones
 CODE_LENGTH = 6
-STATE_KEYS = ("text", "tab", "step", "kind", "layer", "head", "mode", "scale")   # transformer/viz/links.py
+STATE_KEYS = LINK_KEYS   # a room holds what a link holds
 MAX_VALUE_CHARS = 4000
 
 

@@ -23,7 +23,7 @@ class AttentionWeights:
     """What one attention sub-layer looked at, for every head."""
 
     probs: torch.Tensor   # (B, H, Tq, Tk) softmax(QKᵀ / √d_k) after masking; masked = 0
-    scores: torch.Tensor  # (B, H, Tq, Tk) QKᵀ / √d_k before masking and softmax
+    scores: torch.Tensor  # (B, H, Tq, Tk) QKᵀ / √d_k (QKᵀ without scaling) before masking and softmax
 
 
 @dataclass
@@ -41,14 +41,17 @@ def scaled_dot_product_attention(
     mask: Optional[torch.Tensor] = None,   # bool, broadcastable to (B, H, Tq, Tk); True = may attend
     dropout_p: float = 0.0,
     need_weights: bool = False,
+    scaled: bool = True,
 ) -> tuple[torch.Tensor, Optional[AttentionWeights]]:
     """Attention(Q, K, V) = softmax(QKᵀ / √d_k) V: the output (B, H, Tq, d_k) and, when asked, the weights.
+    `scaled=False` leaves out the ÷√d_k (the "no scaling" variant: softmax(QKᵀ) V).
 
     Without weights to return, PyTorch's fused kernel computes this same formula without keeping
     the (Tq, Tk) matrices (twice as fast in training; tests/test_model.py checks both agree)."""
+    scale = 1.0 / math.sqrt(q.size(-1)) if scaled else 1.0
     if not need_weights:
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p), None
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))            # (B, H, Tq, Tk)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale), None
+    scores = q @ k.transpose(-2, -1) * scale                            # (B, H, Tq, Tk)
     masked = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
     probs = torch.softmax(masked.float(), dim=-1).to(q.dtype)
     probs = torch.nan_to_num(probs, nan=0.0)  # a query with every key masked attends nowhere
@@ -61,12 +64,13 @@ class MultiHeadAttention(nn.Module):
 
     W^Q, W^K, W^V hold the projections of all h heads side by side (h × d_k = d_model columns)."""
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0) -> None:
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, scaled: bool = True) -> None:
         super().__init__()
         assert d_model % n_heads == 0, "d_model must be divisible by n_heads"
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
         self.dropout = dropout
+        self.scaled = scaled
         self.w_q = nn.Linear(d_model, d_model)
         self.w_k = nn.Linear(d_model, d_model)
         self.w_v = nn.Linear(d_model, d_model)
@@ -101,5 +105,5 @@ class MultiHeadAttention(nn.Module):
         if cache is not None:
             kv = KVCache(torch.cat([cache.k, kv.k], dim=2), torch.cat([cache.v, kv.v], dim=2))
         dropout_p = self.dropout if self.training else 0.0
-        heads, weights = scaled_dot_product_attention(q, kv.k, kv.v, mask, dropout_p, need_weights)
+        heads, weights = scaled_dot_product_attention(q, kv.k, kv.v, mask, dropout_p, need_weights, self.scaled)
         return self.w_o(self.merge_heads(heads)), weights, kv

@@ -20,7 +20,7 @@ left as they are (no requires_grad flips, no hooks, no train mode), so users can
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import torch
 
@@ -29,6 +29,7 @@ from ..why import GAP_FLOOR, Attribution, AttributionMethod
 from .transformer import Transformer
 
 BASELINE = "zero token embeddings (positional encodings kept)"
+Progress = Callable[[int, int, str], None]   # (rows done, rows in this pass, what is being computed): a progress bar
 
 
 def target_function(model: Transformer, e: torch.Tensor, src: torch.Tensor, tgt_in: torch.Tensor,
@@ -46,13 +47,17 @@ def target_function(model: Transformer, e: torch.Tensor, src: torch.Tensor, tgt_
 
 
 def path_gradients(model: Transformer, e: torch.Tensor, src, tgt_in, tgt_out, targets: torch.Tensor,
-                   alphas: torch.Tensor, rivals: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """Mean over `alphas` of ∂f_t/∂e at alpha · e, for each t in `targets` (with its rival): (len(targets), S, d)."""
+                   alphas: torch.Tensor, rivals: Optional[torch.Tensor] = None,
+                   progress: Optional[Callable[[int, int], None]] = None) -> torch.Tensor:
+    """Mean over `alphas` of ∂f_t/∂e at alpha · e, for each t in `targets` (with its rival): (len(targets), S, d).
+    `progress(done, total)` after each chunk of rows."""
     n, m = targets.numel(), alphas.numel()
     which = torch.arange(n, device=e.device).repeat_interleave(m)                  # (n·m,) row -> its target
     a = alphas.repeat(n)                                                           # (n·m,) row -> its path point
     total = torch.zeros((n, *e.shape[1:]), device=e.device, dtype=torch.promote_types(e.dtype, torch.float32))
     batch = max(1, ATTRIBUTION_TOKENS // tgt_in.size(1))                           # rows per pass (each T long)
+    if progress is not None:
+        progress(0, n * m)
     for i in range(0, n * m, batch):
         sl = slice(i, i + batch)
         with torch.enable_grad():
@@ -61,6 +66,8 @@ def path_gradients(model: Transformer, e: torch.Tensor, src, tgt_in, tgt_out, ta
                                 None if rivals is None else rivals[which[sl]])
             g = torch.autograd.grad(f.sum(), x)[0]
         total.index_add_(0, which[sl], g.to(total.dtype))                          # summed as they come
+        if progress is not None:
+            progress(min(i + batch, n * m), n * m)
     return total / m
 
 
@@ -73,7 +80,7 @@ def new_midpoints(m: int, first: bool) -> torch.Tensor:
 
 
 def integrated_scores(model, e, src, tgt_in, tgt_out, rows, rivals, delta, steps: int, max_steps: int,
-                      tolerance: float) -> tuple[torch.Tensor, torch.Tensor]:
+                      tolerance: float, progress: Optional[Progress] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """IG scores (T, S) and the steps each target took: m triples for the targets whose gap is above
     `tolerance` of |f(input) − f(baseline)| (or GAP_FLOOR), while it stays within max_steps."""
     sums = torch.zeros((rows.numel(), *e.shape[1:]), dtype=torch.float64, device=e.device)   # Σ gradients so far
@@ -84,8 +91,11 @@ def integrated_scores(model, e, src, tgt_in, tgt_out, rows, rivals, delta, steps
     while todo.numel():
         alphas = new_midpoints(m, first=m == steps).to(e.device, e.dtype)
         at = todo.to(rows.device)
+        what = (f"Integrated Gradients: {m} steps for {todo.numel()} target{'s' if todo.numel() > 1 else ''}"
+                + ("" if m == steps else " whose gap is still above the tolerance"))
+        report = None if progress is None else (lambda done, total, what=what: progress(done, total, what))
         sums[at] += path_gradients(model, e, src, tgt_in, tgt_out, rows[at], alphas,
-                                   None if rivals is None else rivals[at]).double() * alphas.numel()
+                                   None if rivals is None else rivals[at], report).double() * alphas.numel()
         scores[todo] = (sums[at] / m * e.double()).sum(-1).cpu()
         taken[todo] = m
         gap = (scores[todo].sum(1) - delta[todo]).abs()
@@ -99,9 +109,10 @@ def integrated_scores(model, e, src, tgt_in, tgt_out, rows, rivals, delta, steps
 def attribute(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int], method: AttributionMethod,
               src_pieces: Sequence[str], tgt_pieces: Sequence[str], steps: int = IG_STEPS,
               max_steps: int = IG_MAX_STEPS, tolerance: float = IG_TOLERANCE, step: Optional[int] = None,
-              rival_id: Optional[int] = None, rival_piece: str = "") -> Attribution:
+              rival_id: Optional[int] = None, rival_piece: str = "", progress: Optional[Progress] = None) -> Attribution:
     """Attribution of p(y_t) to the source token embeddings for every target piece y_t (tgt_ids: y1 ... y_n);
-    with `step` (1-based) and `rival_id`: of log p(y_step) − log p(rival) at that step only."""
+    with `step` (1-based) and `rival_id`: of log p(y_step) − log p(rival) at that step only. `progress` is told
+    how far each pass over the path has got (the app's progress bar)."""
     if model.training:
         raise ValueError("attribution needs the model in eval mode (dropout off); it never switches a shared model")
     if method not in ("integrated_gradients", "gradient_x_input"):
@@ -121,10 +132,11 @@ def attribute(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int]
     delta = (f_in - f_base).double().cpu()
     if method == "integrated_gradients":
         scores, taken = integrated_scores(model, e, src, tgt_in, tgt_out, rows, rivals, delta, steps, max_steps,
-                                          tolerance)
+                                          tolerance, progress)
     else:
+        report = None if progress is None else (lambda done, total: progress(done, total, "Gradient × input"))
         grads = path_gradients(model, e, src, tgt_in, tgt_out, rows, torch.ones(1, device=device, dtype=e.dtype),
-                               rivals)
+                               rivals, report)
         scores, taken = (grads * e.to(grads.dtype)).sum(-1).double().cpu(), torch.ones(rows.numel(), dtype=torch.long)
     targets = [tgt_pieces[step - 1]] if contrastive else list(tgt_pieces)
     return Attribution(method, scores.numpy(), f_in.double().cpu().numpy(), f_base.double().cpu().numpy(),

@@ -1,6 +1,8 @@
 """The Transformer's layers (paper sections 3.1, 3.3 and 3.5).
 
-Post-norm sub-layers, as in the paper: x = LayerNorm(x + Dropout(Sublayer(x))).
+Post-norm sub-layers, as in the paper: x = LayerNorm(x + Dropout(Sublayer(x))). Two of the design
+choices the companion variants change (``config.ModelConfig``) live here too: pre-norm sub-layers,
+x = x + Dropout(Sublayer(LayerNorm(x))), and learned positional embeddings.
 """
 from __future__ import annotations
 
@@ -32,6 +34,42 @@ class PositionalEncoding(nn.Module):
         return self.dropout(x + self.pe[start : start + T].to(x.dtype))
 
 
+class LearnedPositionalEmbedding(nn.Module):
+    """The alternative of section 3.5 ("we also experimented with using learned positional embeddings"):
+    one trained vector per position, added to the scaled embeddings, then dropout. A position no training
+    sentence reached keeps its random initial vector."""
+
+    def __init__(self, d_model: int, max_len: int, dropout: float) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(max_len, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    @property
+    def pe(self) -> torch.Tensor:                                                  # (max_len, d_model)
+        return self.embedding.weight
+
+    def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:          # x: (B, T, d_model)
+        T = x.size(1)
+        if start + T > self.pe.size(0):
+            raise ValueError(f"sequence of {start + T} positions exceeds max_len={self.pe.size(0)}")
+        return self.dropout(x + self.pe[start : start + T].to(x.dtype))
+
+
+def positional_encoding(cfg: ModelConfig) -> nn.Module:
+    """The config's choice: the paper's fixed sinusoids, or learned positional embeddings."""
+    kind = PositionalEncoding if cfg.positions == "sinusoidal" else LearnedPositionalEmbedding
+    return kind(cfg.d_model, cfg.max_len, cfg.dropout)
+
+
+def residual(x: torch.Tensor, norm: nn.LayerNorm, pre: bool, sublayer, dropout: nn.Module):
+    """One sub-layer with its residual connection: LayerNorm(x + Dropout(f(x))) (post-norm, the paper's) or
+    x + Dropout(f(LayerNorm(x))) (pre-norm). `sublayer(h)` returns its output and anything else
+    (weights, keys/values), which is passed on after the new x."""
+    out, *rest = sublayer(norm(x) if pre else x)
+    y = x + dropout(out)
+    return (y if pre else norm(y)), *rest
+
+
 class PositionwiseFeedForward(nn.Module):
     """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2."""
 
@@ -46,11 +84,12 @@ class PositionwiseFeedForward(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention, then feed-forward; each wrapped as LayerNorm(x + Dropout(sublayer(x)))."""
+    """Self-attention, then feed-forward; each wrapped as LayerNorm(x + Dropout(sublayer(x))) (``residual``)."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.pre_norm = cfg.norm == "pre"
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, cfg.scale_scores)
         self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
         self.norm1 = nn.LayerNorm(cfg.d_model)
         self.norm2 = nn.LayerNorm(cfg.d_model)
@@ -58,9 +97,9 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, src_mask: Optional[torch.Tensor] = None,
                 need_weights: bool = False) -> tuple[torch.Tensor, Optional[AttentionWeights]]:
-        a, weights, _ = self.self_attn(x, x, mask=src_mask, need_weights=need_weights)
-        x = self.norm1(x + self.dropout(a))
-        x = self.norm2(x + self.dropout(self.feed_forward(x)))
+        x, weights, _ = residual(x, self.norm1, self.pre_norm,
+                                 lambda h: self.self_attn(h, h, mask=src_mask, need_weights=need_weights), self.dropout)
+        x, = residual(x, self.norm2, self.pre_norm, lambda h: (self.feed_forward(h),), self.dropout)
         return x, weights
 
 
@@ -72,12 +111,13 @@ class DecoderLayerOutput(NamedTuple):
 
 
 class DecoderLayer(nn.Module):
-    """Masked self-attention, cross-attention over the encoder memory, feed-forward (all post-norm)."""
+    """Masked self-attention, cross-attention over the encoder memory, feed-forward (each through ``residual``)."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
-        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.pre_norm = cfg.norm == "pre"
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, cfg.scale_scores)
+        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, cfg.scale_scores)
         self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
         self.norm1 = nn.LayerNorm(cfg.d_model)
         self.norm2 = nn.LayerNorm(cfg.d_model)
@@ -95,14 +135,15 @@ class DecoderLayer(nn.Module):
         need_weights: bool = False,
     ) -> DecoderLayerOutput:
         x, self_w, self_kv = self.masked_self_attention(x, tgt_mask, past_kv, need_weights)
-        a, cross_w, _ = self.cross_attn(x, memory, mask=src_mask, need_weights=need_weights, static_kv=memory_kv)
-        x = self.norm2(x + self.dropout(a))
-        x = self.norm3(x + self.dropout(self.feed_forward(x)))
+        x, cross_w, _ = residual(x, self.norm2, self.pre_norm, lambda h: self.cross_attn(
+            h, memory, mask=src_mask, need_weights=need_weights, static_kv=memory_kv), self.dropout)
+        x, = residual(x, self.norm3, self.pre_norm, lambda h: (self.feed_forward(h),), self.dropout)
         return DecoderLayerOutput(x, self_w, cross_w, self_kv)
 
     def masked_self_attention(self, x: torch.Tensor, tgt_mask: Optional[torch.Tensor] = None,
                               past_kv: Optional[KVCache] = None, need_weights: bool = False):
-        """The first sub-layer, LayerNorm(x + MaskedSelfAttention(x)): what the cross-attention's queries read
-        (the Vectors view calls it too). Returns it, the weights when asked, the keys/values."""
-        a, w, kv = self.self_attn(x, x, mask=tgt_mask, need_weights=need_weights, cache=past_kv)
-        return self.norm1(x + self.dropout(a)), w, kv
+        """The first sub-layer, LayerNorm(x + MaskedSelfAttention(x)) (or its pre-norm form): what the
+        cross-attention reads (the Vectors view calls it too). Returns it, the weights when asked, the keys/values."""
+        return residual(x, self.norm1, self.pre_norm,
+                        lambda h: self.self_attn(h, h, mask=tgt_mask, need_weights=need_weights, cache=past_kv),
+                        self.dropout)

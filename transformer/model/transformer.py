@@ -2,7 +2,8 @@
 
 Post-norm layers (``layers.py``), sinusoidal positional encoding, embeddings scaled by
 sqrt(d_model), one vocabulary shared by source and target with the input embeddings tied to
-the output projection (section 3.4).
+the output projection (section 3.4). The companion variants' choices (``ModelConfig``: learned
+positions, pre-norm with a final LayerNorm after each stack, no ÷√d_k) are switched by the config.
 
 Attention weights are returned only when asked (``output_attentions=True``), per layer and
 per head, in typed results; they are never stored on the modules.
@@ -19,7 +20,7 @@ from torch import nn
 
 from ..config import ModelConfig
 from .attention import AttentionWeights, KVCache
-from .layers import DecoderLayer, EncoderLayer, PositionalEncoding
+from .layers import DecoderLayer, EncoderLayer, positional_encoding
 
 
 @dataclass
@@ -74,14 +75,21 @@ class Transformer(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.embedding = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
-        self.positional = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.dropout)
+        with torch.random.fork_rng(devices=[]):   # its initial values are drawn last (reset_parameters)
+            self.positional = positional_encoding(cfg)
         self.encoder_layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers))
+        # Pre-norm leaves each stack's output unnormalised: one more LayerNorm closes it (post-norm: none).
+        pre = cfg.norm == "pre"
+        self.encoder_norm = nn.LayerNorm(cfg.d_model) if pre else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(cfg.d_model) if pre else nn.Identity()
         self.emb_scale = math.sqrt(cfg.d_model)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         for name, p in self.named_parameters():
+            if name.startswith("positional."):
+                continue                       # below, last: the other weights are those of the same seed's baseline
             if p.dim() > 1:
                 nn.init.xavier_uniform_(p)
             elif name.endswith("bias"):
@@ -90,6 +98,8 @@ class Transformer(nn.Module):
         nn.init.normal_(self.embedding.weight, mean=0.0, std=self.cfg.d_model ** -0.5)
         with torch.no_grad():
             self.embedding.weight[self.cfg.pad_id].zero_()
+        if self.cfg.positions == "learned":   # on the scale of the sinusoids' values (at most 1)
+            nn.init.normal_(self.positional.embedding.weight, mean=0.0, std=0.1)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
@@ -111,8 +121,9 @@ class Transformer(nn.Module):
         return None if bool(mask.all()) else mask[:, None, None, :]
 
     def output_logits(self, x: torch.Tensor) -> torch.Tensor:
-        """Next-piece logits through the tied embedding: x Eᵀ, (B, T, vocab)."""
-        return F.linear(x, self.embedding.weight)
+        """Next-piece logits of a decoder layer's output through the tied embedding: x Eᵀ, (B, T, vocab)
+        (pre-norm: LayerNorm(x) Eᵀ, the stack's final LayerNorm first)."""
+        return F.linear(self.decoder_norm(x), self.embedding.weight)
 
     # --- encoder and decoder ----------------------------------------------------------------
     def encode(self, src: torch.Tensor, output_attentions: bool = False,
@@ -126,7 +137,7 @@ class Transformer(nn.Module):
             x, w = layer(x, src_mask, need_weights=output_attentions)
             if output_attentions:
                 attentions.append(w)
-        return EncoderOutput(memory=x, src_mask=src_mask, attentions=attentions)
+        return EncoderOutput(memory=self.encoder_norm(x), src_mask=src_mask, attentions=attentions)
 
     def new_cache(self, enc: EncoderOutput) -> DecoderCache:
         """An empty KV cache; the cross-attention keys/values of the memory are projected once, here."""

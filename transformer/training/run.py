@@ -26,7 +26,8 @@ from .augment import AugmentConfig, augment
 from .data import ParallelData, epoch_counts, parse_spec, read_corpus
 from .vocab_transfer import transfer_embedding
 
-SIZE_FIELDS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout", "max_len")
+MODEL_FIELDS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout", "max_len",
+                "positions", "norm", "scale_scores")
 STATE_FILE = "train_state.pt"
 
 
@@ -192,8 +193,8 @@ def build_model(args, tok: Tokenizer, device: torch.device, log) -> Transformer:
         model.load_state_dict(weights)
         log(f"initialised from {args.init_from} (its config and weights)")
     else:
-        sizes = {name: getattr(args, name) for name in SIZE_FIELDS}
-        model = Transformer(ModelConfig(vocab_size=tok.vocab_size, **sizes))
+        fields_ = {name: getattr(args, name) for name in MODEL_FIELDS}
+        model = Transformer(ModelConfig(vocab_size=tok.vocab_size, **fields_))
     log(f"model: {model.num_parameters():,} parameters, config {json.dumps(asdict(model.cfg))}")
     return model.to(device)
 

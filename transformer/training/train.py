@@ -28,10 +28,11 @@ from tqdm import tqdm
 from ..config import MAX_SOURCE_PIECES, PAD_ID, ModelConfig
 from ..io.checkpoint import PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE
 from ..replay import load_replay, replay_steps
+from ..variants import BASELINE_SIZES, VARIANTS
 from .augment import AugmentConfig
 from .data import SHARED_DATA, ParallelData
 from .evaluation import LOG_EVERY, add_replay_point, average_weights, evaluate_dev, log_row, read_log, run_eval
-from .run import SIZE_FIELDS, Run, TrainState, load_training_state, save_training_state, start_run, write_checkpoint
+from .run import MODEL_FIELDS, Run, TrainState, load_training_state, save_training_state, start_run, write_checkpoint
 
 DEFAULT_TRAIN = [str(SHARED_DATA / "tatoeba-eng-fra" / "train.tsv.gz"), str(SHARED_DATA / "multi30k" / "train")]
 DEFAULT_DEV = [str(SHARED_DATA / "tatoeba-eng-fra" / "dev.tsv.gz"), str(SHARED_DATA / "multi30k" / "val")]
@@ -43,9 +44,18 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     m = p.add_argument_group("model (the fields of ModelConfig; ignored with --init-from)")
     defaults = ModelConfig()
     for f in fields(ModelConfig):
-        if f.name in SIZE_FIELDS:
-            m.add_argument("--" + f.name.replace("_", "-"), type=type(getattr(defaults, f.name)),
-                           default=getattr(defaults, f.name), help=f.metadata.get("help"))
+        if f.name not in MODEL_FIELDS:
+            continue
+        default, flag = getattr(defaults, f.name), "--" + f.name.replace("_", "-")
+        if isinstance(default, bool):
+            m.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=f.metadata.get("help"))
+        else:
+            m.add_argument(flag, type=type(default), default=default, help=f.metadata.get("help"),
+                           choices=f.metadata.get("choices"))
+    m.add_argument("--variant", choices=list(VARIANTS), default=None,
+                   help="a companion model of the Compare view: the baseline's sizes (" +
+                        ", ".join(f"{k}={v}" for k, v in BASELINE_SIZES.items()) + ") and one changed design "
+                        "choice (transformer/variants.py); overrides the options above")
 
 
 def add_augment_options(d) -> None:
@@ -117,7 +127,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     e.add_argument("--new-tokenizer", action="store_true",
                    help="with --init-from: train a new SentencePiece vocabulary (--vocab-size) on this run's data "
                         "and carry the embeddings over to it (training/vocab_transfer.py)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.variant:
+        for name, value in {**BASELINE_SIZES, **VARIANTS[args.variant].changes}.items():
+            setattr(args, name, value)
+    return args
 
 
 def lr_at(step: int, args, minutes: float = 0.0) -> float:

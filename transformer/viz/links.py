@@ -12,9 +12,10 @@ from urllib.parse import urlencode
 
 from ..config import MAX_INPUT_CHARS
 from ..trace import KINDS
+from ..variants import VARIANTS
 from .figure import COLORSCALES
 
-LINK_KEYS = ("text", "tab", "step", "kind", "layer", "head", "mode", "scale")
+LINK_KEYS = ("text", "tab", "step", "kind", "layer", "head", "mode", "scale", "variant")
 MODES = ("head", "mean", "rollout")     # the explorer's "Show": one head, the mean over heads, rollout
 MEAN = "mean"
 
@@ -31,6 +32,7 @@ class ViewQuery:
     head: Optional[str] = None      # "mean" or "1".."H"
     mode: Optional[str] = None      # the explorer's: "head", "mean" or "rollout"
     scale: Optional[str] = None     # the colour scale (figure.COLORSCALES)
+    variant: Optional[str] = None   # the Compare view's variant (transformer/variants.py)
 
 
 def _positive_int(value: str) -> Optional[int]:
@@ -76,7 +78,12 @@ def parse_query(params: Mapping[str, str], tabs: Sequence[str], default_text: st
     scale = next((s for s in COLORSCALES if s.lower() == get("scale").lower()), None) if get("scale") else None
     if get("scale") and scale is None:
         notes.append(f"The link's scale={get('scale')[:40]} is not one of {', '.join(COLORSCALES)}: using the default.")
-    return ViewQuery(text or default_text, tab, values.get("step"), kind, values.get("layer"), head, mode, scale), notes
+    variant = get("variant").lower() or None
+    if variant is not None and variant not in VARIANTS:
+        notes.append(f"The link's variant={get('variant')[:40]} is not one of {', '.join(VARIANTS)}: using the default.")
+        variant = None
+    return ViewQuery(text or default_text, tab, values.get("step"), kind, values.get("layer"), head, mode, scale,
+                     variant), notes
 
 
 def fit_ranges(q: ViewQuery, n_steps: int, n_layers: int, n_heads: int, mean_allowed: bool = True

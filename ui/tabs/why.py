@@ -91,22 +91,30 @@ def attribution_json(trace, attrs) -> dict:
     return out
 
 
-def computed(translator: Translator, english, method, step=None, rival=""):
+def progress_bar(progress):
+    """The translator's progress reports as Gradio's progress bar (None: no bar, e.g. an API call without one)."""
+    if progress is None:
+        return None
+    return lambda done, total, what: progress((done, total), desc=what, unit="path points")
+
+
+def computed(translator: Translator, english, method, step=None, rival="", progress=None):
     """(trace, attributions) from the translator's shared cache, or a gr.Error with the reason."""
     if english is None or not str(english).strip():
         raise gr.Error("Type an English sentence first.")
     try:
-        return translator.attribution(str(english), str(method or "both"), step, str(rival or ""))
+        return translator.attribution(str(english), str(method or "both"), step, str(rival or ""),
+                                      progress=progress_bar(progress))
     except ValueError as e:
         raise gr.Error(str(e))
 
 
 def run_attribution(translator: Translator):
-    def attribution_api(english, method):
+    def attribution_api(english, method, progress=gr.Progress()):
         """Attribution of each target piece's probability to the source pieces: JSON with the matrix
         (target pieces × source pieces) and the completeness gap; method: integrated_gradients,
         gradient_x_input or both."""
-        trace, attrs = computed(translator, english, method)
+        trace, attrs = computed(translator, english, method, progress=progress)
         return {"trace": trace, "attributions": attrs}, attribution_json(trace, attrs)
     return attribution_api
 
@@ -121,9 +129,10 @@ def contrast_api(translator: Translator):
 
 
 def run_contrast(translator: Translator):
-    def contrast_on_page(english, step, candidate, typed, method):
+    def contrast_on_page(english, step, candidate, typed, method, progress=gr.Progress()):
         """The contrastive attribution, and the plain one of the same sentence when it is already computed."""
-        trace, attrs = computed(translator, english, method, int(step or 1), str(typed or candidate or ""))
+        trace, attrs = computed(translator, english, method, int(step or 1), str(typed or candidate or ""),
+                                progress=progress)
         return {"trace": trace, "contrasts": attrs}, attribution_json(trace, attrs)
     return contrast_on_page
 
@@ -131,7 +140,8 @@ def run_contrast(translator: Translator):
 def build_attribution_view(page: Page) -> list:
     gr.Markdown("Is attention an explanation? Beside the cross-attention, how much each source piece's embedding "
                 "moved the probability of each target piece (red: up, blue: down), and how well the two agree "
-                "(Jain & Wallace 2019; Wiegreffe & Pinter 2019). Computed on request: a few seconds.")
+                "(Jain & Wallace 2019; Wiegreffe & Pinter 2019). Computed on request, once for everyone asking for the "
+                "same sentence: a bar shows how far it has got, and your place in the queue while others' run.")
     with gr.Row():
         method = gr.Radio([("Both", "both"), ("Integrated Gradients", "integrated_gradients"),
                            ("Gradient × input", "gradient_x_input")], value="both", label="Method")
@@ -158,7 +168,8 @@ def build_attribution_view(page: Page) -> list:
 
     ins = [result, layer, *page.look]
     btn.click(run_attribution(page.translator), [page.english, method], [result, numbers], api_name="attribution",
-              concurrency_id="attribution", concurrency_limit=1).then(
+              concurrency_id="attribution", concurrency_limit=1, show_progress="full",
+              show_progress_on=[plots[0], plots[1]]).then(   # the queue position, then the bar, over the maps
         draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
     for c in (layer, *page.look):
         c.change(draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
@@ -208,7 +219,7 @@ def build_contrast_view(page: Page, method, layer, plain, numbers) -> list:
     gr.api(contrast_api(page.translator), api_name="contrast", concurrency_id="attribution", concurrency_limit=1)
     btn.click(run_contrast(page.translator), [page.english, step, cand, typed, method], [result, numbers],
               api_name="contrast_on_page", api_visibility="undocumented", concurrency_id="attribution",
-              concurrency_limit=1).then(draw_contrast, ins, [caption, plot], api_visibility="undocumented",
+              concurrency_limit=1, show_progress="full", show_progress_on=[plot]).then(draw_contrast, ins, [caption, plot], api_visibility="undocumented",
                                         concurrency_id="draw")
     for c in (layer, *page.look):
         c.change(draw_contrast, ins, [caption, plot], api_visibility="undocumented", concurrency_id="draw")

@@ -1,0 +1,129 @@
+"""Train the Compare view's companion models and bundle them: ``python tools/train_variants.py``.
+
+The baseline and each variant of ``transformer/variants.py`` are trained by the training CLI with
+``--variant NAME`` and the same data, data order, steps, seed and tokenizer (the baseline's, copied
+to each run before it starts), so that the one design choice is the only difference. Each run is
+resumable: run this again after an interruption and it continues where it stopped (``--resume``).
+
+Then every best checkpoint is exported in fp16 to ``checkpoints/variants/NAME/`` with its training
+log, and scored greedily on the Tatoeba dev and test sets, and on the test sentences joined six at a time
+(``scores.json``: BLEU, chrF, the training
+steps and tokens, and the longest training sentence in positions, which the learned-positions view marks).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from transformer.training.data import SHARED_DATA  # noqa: E402
+from transformer.variants import VARIANTS, VARIANTS_DIR  # noqa: E402
+
+TATOEBA = SHARED_DATA / "tatoeba-eng-fra"
+# One recipe for all: what makes the runs comparable (the log of each run shows the same steps and tokens).
+RECIPE = ["--train", str(TATOEBA / "train.tsv.gz"), "--dev", str(TATOEBA / "dev.tsv.gz"), "--vocab-size", "8000",
+          "--max-pieces", "64", "--max-tokens", "2000", "--lr", "1e-3", "--warmup", "150", "--schedule", "cosine",
+          "--seed", "1", "--eval-every", "300", "--bleu-sentences", "400", "--average-last", "3",
+          "--save-every-min", "3", "--amp", "none"]
+
+
+def train(name: str, runs: Path, steps: int, threads: int) -> Path:
+    out = runs / name
+    if (out / "best" / "model.safetensors").exists() and json.loads((out / "run_config.json").read_text())["max_steps"] == steps \
+            and _finished(out, steps):
+        print(f"{name}: already trained ({out})")
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    base_tok = runs / "baseline" / "tokenizer.model"
+    if name != "baseline":
+        (out / "tokenizer.model").write_bytes(base_tok.read_bytes())
+    cmd = [sys.executable, "-m", "transformer.cli.train", "--variant", name, "--out", str(out),
+           "--max-steps", str(steps), "--threads", str(threads), *RECIPE]
+    if (out / "train_state.pt").exists():
+        cmd.append("--resume")
+    print("$", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, cwd=ROOT)
+    return out
+
+
+def _finished(out: Path, steps: int) -> bool:
+    log = (out / "log.csv").read_text().splitlines()
+    return any(line.startswith(f"{steps},") for line in log[1:])
+
+
+def longest_positions(tokenizer: Path) -> int:
+    """The most positions a training sentence fills (pieces + </s> on the source, <s> + pieces on the target)."""
+    from transformer.io.tokenizer import Tokenizer
+    from transformer.training.data import read_corpus
+    tok = Tokenizer(tokenizer)
+    pairs = read_corpus(str(TATOEBA / "train.tsv.gz"))
+    lengths = [len(ids) + 1 for side in zip(*pairs) for ids in tok.encode(list(side))]
+    return max(n for n in lengths if n <= 64 + 1)   # --max-pieces drops longer pairs
+
+
+JOINED = 6   # test sentences joined into one line: longer than any training sentence (--max-pieces 64)
+
+
+def joined_test(runs: Path) -> Path:
+    """The Tatoeba test pairs joined six at a time (in order): where a learned positional table runs out."""
+    from transformer.training.data import read_corpus
+    pairs = read_corpus(str(TATOEBA / "test.tsv.gz"))
+    groups = [pairs[i:i + JOINED] for i in range(0, len(pairs) - JOINED + 1, JOINED)]
+    path = runs / "test_long.tsv"
+    path.write_text("".join(" ".join(p[0] for p in g) + "\t" + " ".join(p[1] for p in g) + "\n" for g in groups),
+                    encoding="utf-8")
+    return path
+
+
+def score(folder: Path, split: str, data: Path = None) -> dict:
+    data = data or TATOEBA / f"{split}.tsv.gz"
+    out = subprocess.run([sys.executable, "-m", "transformer.cli.evaluate", "--data", str(data),
+                          "--checkpoint", str(folder), "--hyp-out", str(folder.parent / f"{folder.name}.{split}.hyp")],
+                         check=True, cwd=ROOT, capture_output=True, text=True).stdout
+    res = json.loads(out.strip().splitlines()[-1])
+    return {"bleu": res["bleu"], "chrf": res["chrf"], "sentences": res["sentences"]}
+
+
+def bundle(name: str, run: Path, longest: int, long_test: Path) -> None:
+    dst = VARIANTS_DIR / name
+    subprocess.run([sys.executable, "-m", "transformer.cli.export", str(run / "best"), str(dst), "--dtype", "fp16"],
+                   check=True, cwd=ROOT)
+    for extra in ("replay.npz", "piece_counts.json", "loss_curve.png"):   # the Compare view needs none of them
+        (dst / extra).unlink(missing_ok=True)
+    (dst / "log.csv").write_bytes((run / "log.csv").read_bytes())
+    rows = (run / "log.csv").read_text().splitlines()
+    last = rows[-1].split(",")
+    best = json.loads((run / "best" / "config.json").read_text())
+    scores = {"variant": name, "changes": VARIANTS[name].changes, "config": best,
+              "dev": score(dst, "dev"), "test": score(dst, "test"), "test_long": score(dst, "test_long", long_test),
+              "steps": int(last[0]), "tokens": int(last[2]), "longest_training_positions": longest,
+              "recipe": "python tools/train_variants.py (python -m transformer.cli.train --variant "
+                        f"{name} {' '.join(RECIPE)})"}
+    (dst / "scores.json").write_text(json.dumps(scores, indent=1) + "\n", encoding="utf-8")
+    print(f"{name}: dev BLEU {scores['dev']['bleu']}, test BLEU {scores['test']['bleu']} -> {dst}")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--runs", default="runs/variants", help="where the training runs live (resumable)")
+    p.add_argument("--steps", type=int, default=900, help="training steps of every run")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads (0 = all)")
+    p.add_argument("--only", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
+    args = p.parse_args(argv)
+    runs = ROOT / args.runs
+    for name in ["baseline"] + [n for n in args.only if n != "baseline"]:
+        train(name, runs, args.steps, args.threads)
+    longest = longest_positions(runs / "baseline" / "tokenizer.model")
+    long_test = joined_test(runs)
+    for name in args.only:
+        bundle(name, runs / name, longest, long_test)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
