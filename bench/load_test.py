@@ -1,6 +1,7 @@
 """Load test that does what a browser does: N simulated users, raw HTTP + SSE, in one light process.
 
-``python bench/load_test.py [--scenario browser|lecture|burst] [--users 16] [--duration 60] [--think 5]``
+``python bench/load_test.py [--scenario browser|lecture|burst|attribution|attribution-memory] [--users 16] [--duration 60]
+[--think 5]``
 starts app.py on 127.0.0.1 (or uses --url). Each user is a page of its own (a session hash),
 driven like Gradio's frontend drives it (bench/record_browser.py records a real browser's requests;
 bench/browser_requests_*.json): it reads ``/config``, keeps every component's value, sends an
@@ -14,6 +15,10 @@ Scenarios (each action's latency is the whole chain a click starts, e.g. Transla
 - lecture: everyone opens the page; once all are open, all submit the SAME sentence within one second, then each
   steps through it (Next until the end) with --think s between steps.
 - burst: everyone submits a different sentence at once, once (Translate only).
+- attribution: everyone opens the page; once all are open, all press "Compute attribution" on the lecturer's
+  sentence within one second (a room asking the same question: computed once, shared through the cache).
+- attribution-memory: one user computes the attribution of --users different sentences, one after another; the
+  app's RSS after them is the figure (attributions are bounded: chunks, a bounded cache).
 Checks that every user saw their own translation and their own steps ("crossed" otherwise). Exit
 code 1 on any error or crossed result. Prints p50/p95/max per action and the load generator's CPU.
 """
@@ -55,9 +60,16 @@ def user_sentences(user: int, n: int = 6) -> list[str]:
     return [f"{s} {v} {o}." for s, v, o in combos[:n]]
 
 
+def long_sentences(n: int) -> list[str]:
+    """n different two-clause sentences (about 18 words): what attribution's memory grows with."""
+    pairs = user_sentences(1000, 2 * n)
+    return [f"{a[:-1]} while {b[0].lower()}{b[1:]}" for a, b in zip(pairs[::2], pairs[1::2])]
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scenario", choices=["browser", "lecture", "burst"], default="browser")
+    p.add_argument("--scenario", choices=["browser", "lecture", "burst", "attribution", "attribution-memory"],
+                   default="browser")
     p.add_argument("--users", type=int, default=16)
     p.add_argument("--duration", type=float, default=60.0, help="seconds of load after the last user arrived (browser scenario)")
     p.add_argument("--think", type=float, default=5.0, help="seconds a user waits between actions (randomised ±50%%)")
@@ -114,6 +126,8 @@ class Ids:
     run_info: int
     explorer_tab: int
     explorer_layer: int
+    attr_btn: int
+    attr_json: int
 
     @classmethod
     def of(cls, app: AppConfig) -> "Ids":
@@ -123,7 +137,8 @@ class Ids:
                      and c["props"].get("label") == "Layer" and cid > explorer)
         return cls(app.find(elem_id="src-text"), app.find(elem_id="translate-btn"), app.find(elem_id="fr-text"),
                    app.find(elem_id="next-step"), app.find(elem_id="step-info"), tabs[0],
-                   app.find(elem_id="run-info"), explorer, layer)
+                   app.find(elem_id="run-info"), explorer, layer, app.find(elem_id="attr-btn"),
+                   app.find(elem_id="attr-json"))
 
 
 def check_own(u: int, page: Page, ids: Ids, text: str, expected: dict, load: Load, step: int | None = None) -> None:
@@ -184,7 +199,29 @@ async def burst_user(u: int, page: Page, ids: Ids, expected: dict, load: Load) -
     check_own(u, page, ids, text, expected, load)
 
 
-SCENARIOS = {"browser": browser_user, "lecture": lecture_user, "burst": burst_user}
+async def attribute(u: int, page: Page, ids: Ids, text: str, expected: dict, load: Load) -> None:
+    """Press "Compute attribution" for `text` (the sentence box's), and check it is this sentence's."""
+    page.values[ids.text] = text
+    async with load.timed("attribution"):
+        await page.fire(ids.attr_btn, "click")
+    got = (page.values.get(ids.attr_json) or {}).get("translation")
+    if got != expected[text][0]:
+        load.crossed.append(f"user {u}: attribution of {text!r} is of {got!r}")
+
+
+async def attribution_user(u: int, page: Page, ids: Ids, expected: dict, load: Load) -> None:
+    await asyncio.sleep(random.uniform(0, 1.0))           # the room presses within a second
+    await attribute(u, page, ids, LECTURE_SENTENCE, expected, load)
+
+
+async def attribution_memory_user(u: int, page: Page, ids: Ids, expected: dict, load: Load) -> None:
+    if u == 0:
+        for text in sorted(expected):
+            await attribute(u, page, ids, text, expected, load)
+
+
+SCENARIOS = {"browser": browser_user, "lecture": lecture_user, "burst": burst_user, "attribution": attribution_user,
+             "attribution-memory": attribution_memory_user}
 
 
 async def run_users(url: str, scenario: str, users: int, expected: dict, load: Load,
@@ -212,7 +249,7 @@ async def run_users(url: str, scenario: str, users: int, expected: dict, load: L
                     await page.open()
                 count_open()
                 counted = True
-                if scenario == "lecture":     # the room has the page open when the lecturer gives the sentence
+                if scenario in ("lecture", "attribution"):   # the room has the page open when the lecturer speaks
                     await all_open.wait()
                 await SCENARIOS[scenario](u, page, ids, expected, load)
             except Exception as e:  # noqa: BLE001
@@ -230,8 +267,13 @@ def expected_results(scenario: str, users: int) -> dict:
     from transformer.io.tokenizer import detokenize
     from transformer.translator import Translator
     tr = Translator(None, "cpu")
-    per_user = {"lecture": 0, "burst": 1, "browser": len(user_sentences(0))}[scenario]   # the sentences each user sends
-    texts = {LECTURE_SENTENCE} if scenario == "lecture" else {s for u in range(users) for s in user_sentences(u)[:per_user]}
+    if scenario in ("lecture", "attribution"):
+        texts = {LECTURE_SENTENCE}
+    elif scenario == "attribution-memory":                  # one user, `users` different sentences
+        texts = set(long_sentences(users))
+    else:
+        per_user = {"burst": 1, "browser": len(user_sentences(0))}[scenario]   # the sentences each user sends
+        texts = {s for u in range(users) for s in user_sentences(u)[:per_user]}
     out = {}
     for t in texts:
         trace = tr.trace(t, deadline_s=None)      # never cut by the time limit, however busy the machine

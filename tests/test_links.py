@@ -46,3 +46,12 @@ def test_query_string_round_trips():
     assert params == {"text": "Où est la gare? & co", "tab": "explorer", "kind": "cross", "layer": "2", "head": "mean"}
     q, notes = parse_query(params, TABS, "default", "steps")
     assert notes == [] and q == ViewQuery("Où est la gare? & co", "explorer", None, "cross", 2, MEAN)
+
+
+def test_the_compare_views_variant_round_trips_and_a_wrong_one_is_named():
+    link = query_string("The cat.", "compare", variant="no-scaling", kind="cross", layer=3, head="mean over heads")
+    params = {k: v[0] for k, v in parse_qs(link[1:]).items()}
+    q, notes = parse_query(params, TABS + ["compare"], "default", "steps")
+    assert notes == [] and (q.tab, q.variant, q.kind, q.layer, q.head) == ("compare", "no-scaling", "cross", 3, MEAN)
+    q, notes = parse_query({"tab": "compare", "variant": "rotary"}, TABS + ["compare"], "t", "steps")
+    assert q.variant is None and len(notes) == 1 and "variant=rotary" in notes[0]

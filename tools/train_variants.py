@@ -108,6 +108,56 @@ def bundle(name: str, run: Path, longest: int, long_test: Path) -> None:
     print(f"{name}: dev BLEU {scores['dev']['bleu']}, test BLEU {scores['test']['bleu']} -> {dst}")
 
 
+CARD_HEAD = """# The Compare view's companion models
+
+Five small encoder-decoders (d_model 128, 8 heads of d_k 16, 3 encoder + 3 decoder layers, d_ff 512, 8,000
+shared SentencePiece pieces; about 2.4 M parameters, {size} in fp16 together): a **baseline** with the
+paper's choices and four **variants**, each differing from it in one design choice. Made by
+`python tools/train_variants.py` (which calls `python -m transformer.cli.train --variant NAME`); every run
+read the same data in the same order with the same seed, tokenizer, steps and schedule, and started from the
+same initial weights wherever the shapes agree (`tests/test_variants.py` checks both). Each folder holds the
+config, the fp16 weights, the tokenizer, the training `log.csv` and `scores.json`.
+
+**Data**: Tatoeba English-French train split (tatoeba.org via manythings.org/anki, CC-BY 2.0 France), pairs of
+at most 64 pieces; dev = Tatoeba dev (model selection: the best of the checkpoints and their average on 400 dev
+sentences), test = Tatoeba test, reported only. **Trained** on this repository's 2-core CPU (fp32), about
+{minutes} minutes each.
+
+| model | the choice | dev BLEU / chrF | test BLEU / chrF | test, 6 sentences joined: BLEU | steps | tokens |
+|---|---|---:|---:|---:|---:|---:|
+"""
+
+CARD_TAIL = """
+BLEU and chrF: sacreBLEU defaults, greedy decoding (`python -m transformer.cli.evaluate --checkpoint
+checkpoints/variants/NAME --data ...`). "6 sentences joined": the Tatoeba test pairs joined six at a time
+({joined} lines), so every source is longer than the longest training sentence ({longest} positions); this is
+where a learned positional table, whose rows past the training lengths were never trained, should fail and the
+sinusoids should not. These are small models trained briefly: compare them with each other, not with the
+bundled model (Tatoeba test BLEU 49.1).
+"""
+
+
+def write_card(names: list[str], minutes: float) -> None:
+    rows = []
+    for name in names:
+        s = json.loads((VARIANTS_DIR / name / "scores.json").read_text())
+        choice = ", ".join(f"{k} = {v}" for k, v in VARIANTS[name].changes.items()) or "the paper's"
+        rows.append(f"| {name} | {choice} | {s['dev']['bleu']:.1f} / {s['dev']['chrf']:.1f} | "
+                    f"{s['test']['bleu']:.1f} / {s['test']['chrf']:.1f} | {s['test_long']['bleu']:.1f} | "
+                    f"{s['steps']:,} | {s['tokens']:,} |")
+    size = sum(f.stat().st_size for n in names for f in (VARIANTS_DIR / n).iterdir()) / 2 ** 20
+    s = json.loads((VARIANTS_DIR / names[0] / "scores.json").read_text())
+    (VARIANTS_DIR / "README.md").write_text(
+        CARD_HEAD.format(size=f"{size:.1f} MB", minutes=round(minutes)) + "\n".join(rows) + "\n"
+        + CARD_TAIL.format(joined=s["test_long"]["sentences"], longest=s["longest_training_positions"]),
+        encoding="utf-8")
+
+
+def training_minutes(run: Path) -> float:
+    rows = (run / "log.csv").read_text().splitlines()
+    return float(rows[-1].split(",")[-1] or 0)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", default="runs/variants", help="where the training runs live (resumable)")
@@ -122,6 +172,8 @@ def main(argv=None) -> int:
     long_test = joined_test(runs)
     for name in args.only:
         bundle(name, runs / name, longest, long_test)
+    bundled = [n for n in VARIANTS if (VARIANTS_DIR / n / "scores.json").is_file()]
+    write_card(bundled, max(training_minutes(runs / n) for n in bundled))
     return 0
 
 
