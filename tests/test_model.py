@@ -78,12 +78,18 @@ def test_fused_kernel_and_written_out_attention_agree(mask_name):
     torch.testing.assert_close(written, expected, atol=1e-5, rtol=1e-5)
 
 
-def test_encoder_layer_matches_pytorch(tiny_cfg):
+def encoder_layer_and_reference(cfg, norm_first: bool = False):
+    """Our encoder layer and PyTorch's with the same weights (`norm_first`: pre-norm, for cfg.norm == "pre")."""
     torch.manual_seed(2)
-    ours = EncoderLayer(tiny_cfg).eval()
-    ref = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True, norm_first=False).eval()
+    ours = EncoderLayer(cfg).eval()
+    ref = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
     copy_attention(ours.self_attn, ref.self_attn)
     copy_ffn_norms(ours, ref, 2)
+    return ours, ref
+
+
+def test_encoder_layer_matches_pytorch(tiny_cfg):
+    ours, ref = encoder_layer_and_reference(tiny_cfg)
     x = torch.randn(2, 6, 32)
     pad = torch.zeros(2, 6, dtype=torch.bool)
     pad[1, 4:] = True
@@ -93,10 +99,10 @@ def test_encoder_layer_matches_pytorch(tiny_cfg):
         torch.testing.assert_close(out[~pad], ref_out[~pad], atol=1e-5, rtol=1e-5)
 
 
-def decoder_layer_and_reference(tiny_cfg):
+def decoder_layer_and_reference(tiny_cfg, norm_first: bool = False):
     torch.manual_seed(3)
     ours = DecoderLayer(tiny_cfg).eval()
-    ref = nn.TransformerDecoderLayer(32, 4, 64, dropout=0.0, batch_first=True, norm_first=False).eval()
+    ref = nn.TransformerDecoderLayer(32, 4, 64, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
     copy_attention(ours.self_attn, ref.self_attn)
     copy_attention(ours.cross_attn, ref.multihead_attn)
     copy_ffn_norms(ours, ref, 3)

@@ -4,7 +4,6 @@ bundled companion models (trained alike, scored, small), and the Compare view's 
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import numpy as np
@@ -13,11 +12,11 @@ import torch
 from torch import nn
 
 from conftest import random_batch
-from test_model import copy_attention, copy_ffn_norms
+from test_model import decoder_layer_and_reference, encoder_layer_and_reference
 from transformer import variants
 from transformer.config import ModelConfig
 from transformer.model.attention import scaled_dot_product_attention
-from transformer.model.layers import DecoderLayer, EncoderLayer, LearnedPositionalEmbedding, PositionalEncoding
+from transformer.model.layers import LearnedPositionalEmbedding, PositionalEncoding
 from transformer.model.transformer import Transformer, causal_mask
 from transformer.training.train import parse_args
 from transformer.viz import compare
@@ -41,18 +40,10 @@ def test_config_checks_the_choices(tiny_cfg):
 
 def test_pre_norm_layers_match_pytorch_norm_first(tiny_cfg):
     cfg = dataclasses.replace(tiny_cfg, norm="pre")
-    torch.manual_seed(2)
-    enc = EncoderLayer(cfg).eval()
-    ref = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True, norm_first=True).eval()
-    copy_attention(enc.self_attn, ref.self_attn)
-    copy_ffn_norms(enc, ref, 2)
+    enc, ref = encoder_layer_and_reference(cfg, norm_first=True)
     x = torch.randn(2, 6, 32)
     torch.testing.assert_close(enc(x)[0], ref(x), atol=1e-5, rtol=1e-5)
-    dec = DecoderLayer(cfg).eval()
-    ref = nn.TransformerDecoderLayer(32, 4, 64, dropout=0.0, batch_first=True, norm_first=True).eval()
-    copy_attention(dec.self_attn, ref.self_attn)
-    copy_attention(dec.cross_attn, ref.multihead_attn)
-    copy_ffn_norms(dec, ref, 3)
+    dec, ref = decoder_layer_and_reference(cfg, norm_first=True)
     y, mem = torch.randn(2, 5, 32), torch.randn(2, 7, 32)
     for need_weights in (False, True):
         out = dec(y, mem, None, causal_mask(5, 5), need_weights=need_weights)

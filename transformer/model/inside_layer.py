@@ -33,6 +33,8 @@ def _ln_step(name: str, norm: torch.nn.LayerNorm, x: torch.Tensor, added: torch.
 def layer_parts(model: Transformer, src_ids: Sequence[int], tgt_in_ids: Sequence[int], stack: Stack, layer: int,
                 position: int, pieces: Sequence[str], top: int = 10) -> LayerParts:
     """Layer `layer` (1-based) of the encoder or decoder, at `position` (0-based) of its sequence."""
+    if model.cfg.norm != "post":
+        raise ValueError("Inside one layer follows the paper's post-norm layers; this model is pre-norm")
     device = model.device
     src = torch.as_tensor([list(src_ids)], device=device)
     enc = model.encode(src)

@@ -38,8 +38,8 @@ def side(name: str, text: str, device: str, color: str) -> tuple[compare.Side, o
     tr = companion(name, device)
     trace = tr.trace(text)
     steps, losses = variants.loss_curve(name)
-    return (compare.Side(name, variants.VARIANTS[name].title, trace.translation, variants.load_scores(name), steps, losses,
-                         color), trace, tr)
+    scores = variants.load_scores(name)
+    return compare.Side(name, variants.VARIANTS[name].title, trace.translation, scores, steps, losses, color), trace, tr
 
 
 def head_for(trace, head_v):
@@ -96,7 +96,7 @@ def compare_view(text: str, name: str, kind: str, layer: int, head, lk: views.Lo
         fig.layout.margin.t = (fig.layout.margin.t or 0) + int(1.4 * lk.font)
     longest = int(b.scores.get("longest_training_positions", 0))
     if name == "learned-positions":
-        n = max(len(ta.source.ids), len(ta.tgt_ids) + 1)
+        n = max(len(ta.source.ids), len(ta.tgt_ids), len(tb.tgt_ids))     # positions the input fills, either side
         tables = [(s.title.split(" (")[0], m.model.positional.pe.detach().float().cpu().numpy()) for s, m in
                   ((a, ma), (b, mb))]
         span = min(len(tables[0][1]), max(2 * longest, n + 8))

@@ -7,16 +7,7 @@ import gradio as gr
 from transformer.model.attention import scaled_dot_product_attention
 from transformer.viz import views
 
-from ..page import (
-    KIND_CHOICES,
-    Page,
-    TabView,
-    caption,
-    code_panel,
-    look_of,
-    no_trace,
-    safe_view,
-)
+from ..page import KIND_CHOICES, Page, TabView, caption, code_panel, look_of, no_trace, safe_view
 
 ROLLOUT_NOTE = ("*Rollout* (Abnar & Zuidema, 2020) multiplies each self-attention layer's head-mean, mixed with "
                 "the residual path, through the layers. For cross-attention this app extends it (not in the "

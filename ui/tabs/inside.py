@@ -17,19 +17,8 @@ from transformer.viz import layer as layer_views
 from transformer.viz import views
 from transformer.viz.figure import empty_figure
 
-from ..page import (
-    NO_TRACE,
-    Fit,
-    Page,
-    TabView,
-    caption,
-    code_panel,
-    look_of,
-    no_trace,
-    one_head_row,
-    safe_view,
-    slider_update,
-)
+from ..page import (NO_TRACE, Fit, Page, TabView, caption, code_panel, look_of, no_trace, one_head_row,
+                    safe_view, slider_update)
 
 
 def build_inside_tab(page: Page) -> TabView:

@@ -12,16 +12,7 @@ from transformer.viz import steering as steer_views
 from transformer.viz import views
 from transformer.viz.figure import empty_figure
 
-from ..page import (
-    Page,
-    TabView,
-    caption,
-    greedy_of,
-    log,
-    look_of,
-    safe_view,
-    slider_update,
-)
+from ..page import Page, TabView, caption, greedy_of, log, look_of, safe_view, slider_update
 from ..settings import TEXTBOX_MAX_CHARS
 
 

@@ -16,20 +16,8 @@ from transformer.viz import steering as steer_views
 from transformer.viz import views
 from transformer.viz import why as why_views
 
-from ..page import (
-    NO_TRACE,
-    Fit,
-    Page,
-    TabView,
-    caption,
-    code_panel,
-    greedy_of,
-    log,
-    look_of,
-    no_trace,
-    safe_view,
-    slider_update,
-)
+from ..page import (NO_TRACE, Fit, Page, TabView, caption, code_panel, greedy_of, log, look_of, no_trace,
+                    safe_view, slider_update)
 from ..settings import PLAY_INTERVAL_S, PLAY_SPEEDS
 
 

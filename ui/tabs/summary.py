@@ -7,16 +7,7 @@ import gradio as gr
 from transformer.viz import views
 from transformer.viz.analysis import head_summary
 
-from ..page import (
-    KIND_CHOICES,
-    Page,
-    TabView,
-    caption,
-    code_panel,
-    look_of,
-    no_trace,
-    safe_view,
-)
+from ..page import KIND_CHOICES, Page, TabView, caption, code_panel, look_of, no_trace, safe_view
 
 
 def build_summary_tab(page: Page) -> TabView:

@@ -14,19 +14,8 @@ from transformer.viz import views
 from transformer.viz import why as why_views
 from transformer.viz.figure import empty_figure
 
-from ..page import (
-    KIND_CHOICES,
-    NO_TRACE,
-    Fit,
-    Page,
-    TabView,
-    code_panel,
-    look_of,
-    no_trace,
-    one_head_row,
-    safe_view,
-    slider_update,
-)
+from ..page import (KIND_CHOICES, NO_TRACE, Fit, Page, TabView, code_panel, look_of, no_trace, one_head_row,
+                    safe_view, slider_update)
 
 
 def build_why_tab(page: Page) -> TabView:
