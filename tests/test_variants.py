@@ -185,5 +185,9 @@ def test_scores_markdown_says_when_runs_differ():
         "dev": {"bleu": 30.0}, "test": {"bleu": 29.5}, "steps": steps, "tokens": 1000}, [100], [5.0], "#000")
     same = compare.scores_markdown([s("baseline", 900), s("pre-norm", 900)], "Look here.")
     assert same.startswith("Look here.") and "Both trained 900 steps" in same
-    assert "**Pre-Norm**: “Le chat | dort.”" in same and "BLEU dev 30.0 · test 29.5 · test sentences joined six at a time –" in same
+    assert "**Pre-Norm**: “Le chat | dort.”" in same and "BLEU dev 30.0 · test 29.5\n" in same + "\n"
+    learned = s("learned-positions", 900)
+    learned.scores.update(position_loss={"within": 3.1, "beyond": 6.25}, longest_training_positions=64)
+    text = compare.scores_markdown([s("baseline", 900), learned], "", positions=(12, 64))
+    assert "3.10 at positions 1–64, **6.25 past 64**" in text and "fills **12 positions**" in text
     assert "⚠" in compare.scores_markdown([s("baseline", 900), s("pre-norm", 800)], "")

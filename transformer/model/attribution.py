@@ -38,7 +38,7 @@ def target_function(model: Transformer, e: torch.Tensor, src: torch.Tensor, tgt_
     log p(y_t) − log p(rivals[b])."""
     B = e.size(0)
     enc = model.encode(src.expand(B, -1), embedded=model.positional(e))
-    logits = model.decode(tgt_in.expand(B, -1), enc).logits[torch.arange(B), rows]            # (B, vocab)
+    logits = model.decode(tgt_in.expand(B, -1), enc, logits_at=rows).logits                    # (B, vocab)
     logits = logits.to(torch.promote_types(logits.dtype, torch.float32))                       # fp16/bf16 -> fp32
     chosen = tgt_out[rows][:, None]
     if rivals is None:
@@ -60,10 +60,11 @@ def path_gradients(model: Transformer, e: torch.Tensor, src, tgt_in, tgt_out, ta
         progress(0, n * m)
     for i in range(0, n * m, batch):
         sl = slice(i, i + batch)
+        t = targets[which[sl]]
+        seen = tgt_in[:, : int(t.max()) + 1]     # f_t reads positions ≤ t only (causal): the rest is not computed
         with torch.enable_grad():
             x = (a[sl, None, None] * e).detach().requires_grad_(True)
-            f = target_function(model, x, src, tgt_in, tgt_out, targets[which[sl]],
-                                None if rivals is None else rivals[which[sl]])
+            f = target_function(model, x, src, seen, tgt_out, t, None if rivals is None else rivals[which[sl]])
             g = torch.autograd.grad(f.sum(), x)[0]
         total.index_add_(0, which[sl], g.to(total.dtype))                          # summed as they come
         if progress is not None:

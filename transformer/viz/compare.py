@@ -34,6 +34,15 @@ def _bleu(scores: dict, split: str) -> str:
     return f"{s['bleu']:.1f}" if s else "–"
 
 
+def _past_longest(scores: dict) -> str:
+    """The loss a piece within and beyond the longest training sentence's positions, on the joined test lines."""
+    loss, n = scores.get("position_loss"), scores.get("longest_training_positions")
+    if not loss:
+        return ""
+    return (f"; loss a piece on test sentences joined six at a time: {loss['within']:.2f} at positions 1–{n}, "
+            f"**{loss['beyond']:.2f} past {n}**")
+
+
 def scores_markdown(sides: Sequence[Side], look_for: str, positions: Optional[tuple[int, int]] = None) -> str:
     """What to look for, then each model's translation of the sentence and its Tatoeba scores (a list, not a
     table: it fits a phone's column)."""
@@ -41,15 +50,15 @@ def scores_markdown(sides: Sequence[Side], look_for: str, positions: Optional[tu
     for s in sides:
         text = html.escape(s.translation, quote=False) or "(nothing)"
         out.append(f"- **{html.escape(s.title, quote=False)}**: “{text}”  \n"
-                   f"  BLEU dev {_bleu(s.scores, 'dev')} · test {_bleu(s.scores, 'test')} · "
-                   f"test sentences joined six at a time {_bleu(s.scores, 'test_long')}")
+                   f"  BLEU dev {_bleu(s.scores, 'dev')} · test {_bleu(s.scores, 'test')}"
+                   + (_past_longest(s.scores) if positions else ""))
     a, b = sides[0].scores, sides[-1].scores
     same = a.get("steps") == b.get("steps") and a.get("tokens") == b.get("tokens")
     trained = (f"Both trained {a.get('steps', 0):,} steps on the same {a.get('tokens', 0):,} Tatoeba tokens in the same "
                f"order, from the same seed" if same else
                "⚠ these two were not trained with the same steps and tokens (see their scores.json)")
-    out += ["", f"{trained}. BLEU: sacreBLEU, greedy, on the Tatoeba dev and test sets; the joined test lines are "
-                f"longer than any training sentence."]
+    out += ["", f"{trained}. BLEU: sacreBLEU, greedy, on the Tatoeba dev and test sets (small models trained "
+                f"briefly: compare them with each other, not with the big model)."]
     if positions:
         n, longest = positions
         out.append(f"Your sentence fills **{n} positions**; the longest training sentence filled {longest}.")
