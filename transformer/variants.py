@@ -31,29 +31,29 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "The paper's choices at a small size: sinusoidal positions, post-norm (LayerNorm after each "
             "residual sum), scores divided by √d_k, 8 heads."),
     Variant("learned-positions", "Learned positional embeddings", {"positions": "learned"},
-            "The paper found learned positional embeddings 'nearly identical' to sinusoids (Table 3, row E), "
-            "and so it is here on ordinary sentences. The difference is past the longest training sentence: a "
-            "learned table only holds what training reached, so the rows beyond it are still random. The "
-            "position-similarity maps below show it: smooth bands for the sinusoids at every position, noise "
-            "for the learned table after the dashed line. A sentence longer than any training sentence "
-            "therefore translates worse with learned positions."),
+            "The paper found learned positional embeddings 'nearly identical' to sinusoids (Table 3, row E). "
+            "The difference is past the longest training sentence: a learned table holds only what training "
+            "reached, so its rows beyond are still the random values it started from, while the sinusoids give "
+            "every position the same smooth pattern. The maps below show it: bands at every position for the "
+            "sinusoids, noise after the dashed line for the learned table. Whether it matters is measured under "
+            "the translations: the loss a piece past the longest training sentence, for both (neither model "
+            "ever saw a position that far)."),
     Variant("pre-norm", "Pre-norm (LayerNorm before each sub-layer)", {"norm": "pre"},
             "The paper normalises after each residual sum (post-norm); most models since normalise the "
             "sub-layer's input and leave the residual path untouched (pre-norm, with one final LayerNorm per "
-            "stack). Pre-norm trains more stably without a careful warm-up; at this size and schedule both "
-            "train. Compare the loss curves at the start, then the maps: the heads learn similar patterns "
-            "either way."),
+            "stack), which trains more stably and needs less warm-up. Compare the loss curves: which one "
+            "learns faster in the same steps? Then the maps: do the heads find the same patterns?"),
     Variant("no-scaling", "No ÷√d_k (unscaled dot products)", {"scale_scores": False},
-            "Without ÷√d_k the dot products grow with d_k, so the softmax starts out saturated: nearly all of "
-            "a head's weight on one key and tiny gradients elsewhere (section 3.2.1). Look at the entropy of "
-            "every head below: lower dots mean peakier, more one-hot attention. The loss curve shows what the "
-            "saturated start costs."),
+            "Without ÷√d_k the dot products grow with d_k, so the softmax saturates: nearly all of a head's "
+            "weight on one key, and tiny gradients for the others (section 3.2.1). Pick Encoder self and look at "
+            "the entropy of every head below: the variant's dots sit far lower (peaky, almost one-hot "
+            "attention). The loss curve and the scores show what it costs."),
     Variant("one-head", "One head instead of eight (same d_model)", {"n_heads": 1},
             "One head of d_k = d_model instead of eight of d_model / 8: the same number of weights, but each "
-            "position can only take one weighted average per layer. 'Multi-head attention allows the model to "
+            "position can take only one weighted average per layer. 'Multi-head attention allows the model to "
             "jointly attend to information from different representation subspaces' (section 3.2.2); the "
-            "paper's Table 3 (row A) measures one head 0.9 BLEU worse. Compare the maps: the single head "
-            "has to mix the patterns eight heads keep apart."),
+            "paper's Table 3 (row A) measures one head 0.9 BLEU worse than eight. Compare the maps (the single "
+            "head has to mix the patterns eight heads keep apart) and the scores."),
 )}
 
 
