@@ -4,9 +4,8 @@
 
 Starts a real ``redis-server`` and one or two app processes sharing it (``--redis``), creates a room in Redis
 as the presenter's page does, and publishes a new view (the next step of one sentence, then the next
-sentence) every ``--every`` seconds. Each follower asks ``GET /live/rooms/CODE?wait=25`` with its ETag (a long
-poll, answered when the view changes) and asks again at once, as ui/static/live.js does, split evenly over the
-apps (``--poll S``: the earlier way, a plain request every S seconds). Reported: for every published view, the time until
+sentence) every ``--every`` seconds. Each follower polls ``GET /live/rooms/CODE`` every 0.7 s with its ETag,
+as ui/static/live.js does, split evenly over the apps. Reported: for every published view, the time until
 each follower's poll returned it (p50/p95/max over all followers and views), and views a follower never saw
 (missed: a later view arrived first). ``--apply N``: N of the followers also hand each new view to their page through Gradio's queue, as
 the page does (the follow event: a cached translation and the visible tab drawn from the shared caches), and
@@ -33,7 +32,7 @@ from tests.support.app import free_port, start_app, stop_app  # noqa: E402
 from tests.support.gradio_page import AppConfig, Page  # noqa: E402
 from ui.rooms import RedisRooms  # noqa: E402
 
-WAIT_S = 25    # the long poll's wait, as ui/static/live.js asks
+POLL_S = 0.7
 SENTENCES = ["The cat is sleeping on the sofa.", "The students are listening to the teacher in the big room.",
              "We will meet tomorrow morning in front of the big old museum."]
 
@@ -52,14 +51,12 @@ def stats(xs: list[float]) -> str:
             f"({len(xs)} values)")
 
 
-async def follower(http, url: str, code: str, published: dict, seen: list, stop: float, poll_s: float, page=None,
-                   box=None, applied=None) -> None:
+async def follower(http, url: str, code: str, published: dict, seen: list, stop: float, page=None, box=None,
+                   applied=None) -> None:
     etag, last = None, 0
     while time.time() < stop:
-        wait = min(WAIT_S, max(0.0, stop - time.time())) if etag and not poll_s else 0
         try:
-            r = await http.get(f"{url}live/rooms/{code}?wait={wait:.1f}",
-                               headers={"If-None-Match": etag} if etag else {})
+            r = await http.get(f"{url}live/rooms/{code}", headers={"If-None-Match": etag} if etag else {})
             if r.status_code == 200:
                 etag, body = r.headers.get("etag"), r.json()
                 v = body["version"]
@@ -73,8 +70,8 @@ async def follower(http, url: str, code: str, published: dict, seen: list, stop:
                     applied.append(time.time() - published[v])
                 last = v
         except httpx.HTTPError:
-            await asyncio.sleep(1.0)
-        await asyncio.sleep(poll_s)
+            pass
+        await asyncio.sleep(POLL_S)
 
 
 async def run(args, urls: list[str], rooms: RedisRooms) -> dict:
@@ -93,7 +90,7 @@ async def run(args, urls: list[str], rooms: RedisRooms) -> dict:
             page = Page(http, url, app)
             await page.open()
             pages.append((page, app.find(elem_id="follow-state")))
-        tasks = [asyncio.create_task(follower(http, urls[i % len(urls)], code, published, seen, stop, args.poll,
+        tasks = [asyncio.create_task(follower(http, urls[i % len(urls)], code, published, seen, stop,
                                               *(pages[i] if i < len(pages) else (None, None)), applied))
                  for i in range(args.followers)]
         for view in plan[1:]:
@@ -112,8 +109,6 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--followers", type=int, default=200)
     p.add_argument("--every", type=float, default=2.0, help="seconds between the presenter's changes")
-    p.add_argument("--poll", type=float, default=0.0,
-                   help="poll every S seconds instead of the long poll (the followers' earlier way, for comparison)")
     p.add_argument("--duration", type=float, default=120.0)
     p.add_argument("--apps", type=int, default=1, choices=(1, 2))
     p.add_argument("--apply", type=int, default=0, help="followers that also apply each view through the page")

@@ -4,9 +4,8 @@
     if (!e.textContent) e.textContent = window.location.origin + window.location.pathname.replace(/\/$/, '');
   });
   new MutationObserver(fillOrigin).observe(document.body, { childList: true, subtree: true });
-  // A follower (?follow=CODE): ask for the room's view with a long poll (the server answers as soon as it
-  // changes, or 304 after WAIT s without a change; ETag) and hand each new one to the page through the
-  // off-screen #follow-state box; "Explore on my own" stops that, "Follow again" rejoins.
+  // A follower (?follow=CODE): poll the room's view (ETag: 304 while nothing changed) and hand each new one to
+  // the page through the off-screen #follow-state box; "Explore on my own" stops that, "Follow again" rejoins.
   const code = (new URLSearchParams(window.location.search).get('follow') || '').trim().toUpperCase();
   if (!/^[A-Z0-9]{4,12}$/.test(code)) return;
   let following = true, etag = null, latest = null, applied = null, first = true;
@@ -32,28 +31,22 @@
   };
   toggle.addEventListener('click', () => { following = !following; label(); if (following && latest) apply(latest); });
   label();
-  const WAIT = 25;
   const poll = async () => {
-    let again = 1000;                                     // after an error: a second, then ask again
     try {
-      const r = await fetch(`/live/rooms/${code}?wait=${etag ? WAIT : 0}`,
-                            { headers: etag ? { 'If-None-Match': etag } : {}, cache: 'no-store' });
+      const r = await fetch(`/live/rooms/${code}`, { headers: etag ? { 'If-None-Match': etag } : {}, cache: 'no-store' });
       if (r.status === 200) {
         etag = r.headers.get('ETag');
         latest = (await r.json()).state;
         if (first) applied = JSON.stringify(latest);      // the page opened on this view already
         else if (following) apply(latest);
         first = false;
-        again = 0;
-      } else if (r.status === 304) {
-        again = 0;                                        // no change for WAIT s: wait again
       } else if (r.status === 404) {
         show(`Room ${code} has ended: the page is yours.`);
         toggle.hidden = true;
         return;
       }
     } catch (e) { /* the network blinked: try again */ }
-    setTimeout(poll, again);
+    setTimeout(poll, 700);
   };
   setTimeout(poll, 400);
 }
