@@ -514,3 +514,12 @@ def test_the_steps_so_far_never_show_the_pieces_to_come_and_labels_never_overlap
     assert "mot0" in shown and not any(f"mot{t}" in shown for t in range(1, T))      # step 1: only its own piece
     font = fig["layout"]["font"]["size"]
     assert len(y["tickvals"]) * 1.2 * font <= fig["layout"]["height"]                   # one label per line of type
+
+
+def test_a_title_with_lines_of_its_own_has_each_long_line_wrapped_on_a_phone():
+    fig = plots.topk_bar(["▁a"], [1.0], title="Baseline (the paper's choices)<br>Cross-attention (decoder → source): "
+                                              "layer 3, mean over heads")
+    height = fig.layout.height
+    lines = figure.for_narrow(fig).layout.title.text.split("<br>")
+    assert lines[0] == "Baseline (the paper's choices)" and len(lines) == 3
+    assert all(len(line) <= figure.NARROW_TITLE_CHARS for line in lines) and fig.layout.height > height

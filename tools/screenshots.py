@@ -23,7 +23,7 @@ from tests.support.browser import (CHROMIUM, FLAGS, SENTENCE, TABS, VIEWPORT, op
 SIZES = [(1920, 1080, True), (1280, 800, False), (390, 844, False)]     # width, height, presenter mode
 
 
-def every_view(browser, url: str, out: Path) -> list[Path]:
+def every_view(browser, url: str, out: Path, tabs=TABS) -> list[Path]:
     """Each tab at each size and look; the phone shots hold the whole page, the others the first screen."""
     written = []
     for width, height, presenter in SIZES:
@@ -31,7 +31,7 @@ def every_view(browser, url: str, out: Path) -> list[Path]:
             page = browser.new_page(viewport={"width": width, "height": height})
             open_link(page, url, text=SENTENCE, step=3)
             set_look(page, dark, presenter)
-            for tab in TABS:
+            for tab in tabs:
                 show_tab(page, tab)
                 name = f"{width}x{height}-{'dark' if dark else 'light'}{'-presenter' if presenter else ''}-{tab}.png"
                 page.screenshot(path=str(out / name), full_page=width < 600)
@@ -43,6 +43,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default=str(ROOT / "assets"), help="folder for the PNG files (default: assets/)")
     p.add_argument("--readme-only", action="store_true", help="only the README's two screenshots")
+    p.add_argument("--tabs", nargs="+", choices=TABS, default=TABS, help="only these tabs' views (default: all)")
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -60,7 +61,7 @@ def main(argv=None) -> int:
             show_tab(page, "explorer")
             page.screenshot(path=str(out / "screenshot-explorer.png"), full_page=False)
             page.close()
-            views = [] if args.readme_only else every_view(browser, url, out / "views")
+            views = [] if args.readme_only else every_view(browser, url, out / "views", args.tabs)
             browser.close()
     finally:
         stop_app(proc)

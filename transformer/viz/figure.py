@@ -207,12 +207,15 @@ def for_narrow(fig: go.Figure) -> go.Figure:
     lines added, so its plot keeps its height), and a swipe over it scrolls the page instead of panning."""
     fig.layout.dragmode = False
     title = fig.layout.title.text if fig.layout.title else None
-    if not title or "<br>" in title or len(html.unescape(re.sub(r"<[^>]+>", "", title))) <= NARROW_TITLE_CHARS:
+    shown = lambda line: len(html.unescape(re.sub(r"<[^>]+>", "", line)))   # noqa: E731
+    if not title or all(shown(part) <= NARROW_TITLE_CHARS for part in title.split("<br>")):
         return fig
-    lines = textwrap.wrap(title, NARROW_TITLE_CHARS, break_long_words=False, break_on_hyphens=False)
+    parts = title.split("<br>")                     # lines the title already has are wrapped one by one
+    lines = [line for part in parts for line in
+             (textwrap.wrap(part, NARROW_TITLE_CHARS, break_long_words=False, break_on_hyphens=False) or [part])]
     if any(line.count("<") != line.count(">") for line in lines):   # never wrap inside a tag
         return fig
-    extra = int((len(lines) - 1) * 1.3 * ((fig.layout.title.font.size or fig.layout.font.size or BASE_FONT)))
+    extra = int((len(lines) - len(parts)) * 1.3 * ((fig.layout.title.font.size or fig.layout.font.size or BASE_FONT)))
     fig.layout.title.text = "<br>".join(lines)
     fig.layout.margin.t = (fig.layout.margin.t or 0) + extra
     if fig.layout.height:

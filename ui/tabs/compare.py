@@ -57,8 +57,9 @@ def build_compare_tab(page: Page) -> TabView:
                               min_width=260, elem_id="compare-variant", filterable=False)
         kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind", scale=3, min_width=330)
         layer = gr.Slider(1, layers, value=layers, step=1, label="Layer", scale=2, min_width=160)
-        head = gr.Dropdown(["mean over heads"] + [str(h) for h in range(1, variants.BASELINE_SIZES["n_heads"] + 1)],
-                           value="mean over heads", label="Head", scale=1, min_width=210, filterable=False)
+        heads = [str(h) for h in range(1, variants.BASELINE_SIZES["n_heads"] + 1)]
+        head = gr.Dropdown([("mean", "mean over heads"), *heads], value="mean over heads", label="Head", scale=1,
+                           min_width=120, filterable=False)
     caption("two small models (d_model 128, 3 + 3 layers) trained alike except for one choice: read the "
             "paragraph for what that choice should change, then compare the translations, the scores, the "
             "loss curves and the same map from each.")
