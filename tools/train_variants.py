@@ -67,7 +67,7 @@ def longest_positions(tokenizer: Path) -> int:
     return max(n for n in lengths if n <= 64 + 1)   # --max-pieces drops longer pairs
 
 
-JOINED = 6   # test sentences joined into one line: longer than any training sentence (--max-pieces 64)
+JOINED = 6   # test sentences joined into one line: a third of them reach past the longest training sentence
 
 
 def joined_test(runs: Path) -> Path:
@@ -164,8 +164,8 @@ sentences), test = Tatoeba test, reported only. **Trained** on this repository's
 CARD_TAIL = """
 BLEU and chrF: sacreBLEU defaults, greedy decoding (`python -m transformer.cli.evaluate --checkpoint
 checkpoints/variants/NAME --data ...`). "6 sentences joined": the Tatoeba test pairs joined six at a time
-({joined} lines), so every source is longer than the longest training sentence ({longest} positions); this is
-where a learned positional table, whose rows past the training lengths were never trained, might fail where the
+({joined} lines), long enough that about a third of them reach past the longest training sentence ({longest}
+positions); past it is where a learned positional table, whose rows past the training lengths were never trained, might fail where the
 sinusoids do not (the Observed lines above say whether it did: its untrained rows start small, N(0, 0.1), beside
 the scaled token embeddings, and no model saw a position that far in training). Their BLEU is near zero for every model at this size, so the teacher-forced loss a target
 piece (nats, `position_loss` in `scores.json`) is given too, within the first {longest} positions and past them.

@@ -46,8 +46,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("no-scaling", "No ÷√d_k (unscaled dot products)", {"scale_scores": False},
             "Without ÷√d_k the dot products grow with d_k, so the softmax saturates: nearly all of a head's "
             "weight on one key, and tiny gradients for the others (section 3.2.1). Pick Encoder self and look at "
-            "the entropy of every head below: the variant's dots sit far lower (peaky, almost one-hot "
-            "attention). The loss curve and the scores show what it costs."),
+            "the entropy of every head below, layer by layer: are the variant's dots lower (peakier, closer to "
+            "one-hot attention)? The loss curve and the scores show what it costs."),
     Variant("one-head", "One head instead of eight (same d_model)", {"n_heads": 1},
             "One head of d_k = d_model instead of eight of d_model / 8: the same number of weights, but each "
             "position can take only one weighted average per layer. 'Multi-head attention allows the model to "
@@ -64,9 +64,11 @@ def variant_dir(name: str) -> Path:
 
 
 def available() -> list[str]:
-    """The variants bundled (their folder holds weights and scores), the baseline first."""
-    return [n for n in VARIANTS if (VARIANTS_DIR / n / "model.safetensors").is_file()
-            and (VARIANTS_DIR / n / "scores.json").is_file()]
+    """The variants bundled (their folder holds weights and scores), the baseline first; none without the baseline
+    (every comparison is against it)."""
+    found = [n for n in VARIANTS if (VARIANTS_DIR / n / "model.safetensors").is_file()
+             and (VARIANTS_DIR / n / "scores.json").is_file()]
+    return found if "baseline" in found else []
 
 
 def load_scores(name: str) -> dict:

@@ -1,8 +1,8 @@
 """Lecture rooms: the presenter's view, shared with everyone who follows it (no gradio here).
 
-A room holds the view's state: the link parameters (``transformer/viz/links.py``: text, tab, step, kind,
-layer, head, and the colour scale), a version that grows with every change, and the time of the last
-change. Only the holder of the room's secret (kept in the presenter's page, never in the link) can change
+A room holds the view's state: the link parameters (``LINK_KEYS`` of ``transformer/viz/links.py``: text,
+tab, step, kind, layer, head, the explorer's mode, the colour scale, Compare's variant), a version that grows
+with every change, and the time of the last change. Only the holder of the room's secret (kept in the presenter's page, never in the link) can change
 it or end it; anyone with the short code can read it. A room ends when the presenter ends it or after
 ROOM_IDLE_S without a change.
 

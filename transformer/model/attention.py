@@ -48,10 +48,12 @@ def scaled_dot_product_attention(
 
     Without weights to return, PyTorch's fused kernel computes this same formula without keeping
     the (Tq, Tk) matrices (twice as fast in training; tests/test_model.py checks both agree)."""
-    scale = 1.0 / math.sqrt(q.size(-1)) if scaled else 1.0
     if not need_weights:
+        scale = None if scaled else 1.0                                  # None: PyTorch's own 1/√d_k
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale), None
-    scores = q @ k.transpose(-2, -1) * scale                            # (B, H, Tq, Tk)
+    scores = q @ k.transpose(-2, -1)                                     # (B, H, Tq, Tk)
+    if scaled:
+        scores = scores / math.sqrt(q.size(-1))
     masked = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
     probs = torch.softmax(masked.float(), dim=-1).to(q.dtype)
     probs = torch.nan_to_num(probs, nan=0.0)  # a query with every key masked attends nowhere

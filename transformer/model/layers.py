@@ -142,8 +142,9 @@ class DecoderLayer(nn.Module):
 
     def masked_self_attention(self, x: torch.Tensor, tgt_mask: Optional[torch.Tensor] = None,
                               past_kv: Optional[KVCache] = None, need_weights: bool = False):
-        """The first sub-layer, LayerNorm(x + MaskedSelfAttention(x)) (or its pre-norm form): what the
-        cross-attention reads (the Vectors view calls it too). Returns it, the weights when asked, the keys/values."""
+        """The first sub-layer, LayerNorm(x + MaskedSelfAttention(x)) (post-norm: what the cross-attention reads; the
+        Vectors view calls it too), or x + MaskedSelfAttention(LayerNorm(x)) (pre-norm). Returns it, the weights
+        when asked, the keys/values."""
         return residual(x, self.norm1, self.pre_norm,
                         lambda h: self.self_attn(h, h, mask=tgt_mask, need_weights=need_weights, cache=past_kv),
                         self.dropout)

@@ -98,8 +98,9 @@ class Transformer(nn.Module):
         nn.init.normal_(self.embedding.weight, mean=0.0, std=self.cfg.d_model ** -0.5)
         with torch.no_grad():
             self.embedding.weight[self.cfg.pad_id].zero_()
-        if self.cfg.positions == "learned":   # on the scale of the sinusoids' values (at most 1)
-            nn.init.normal_(self.positional.embedding.weight, mean=0.0, std=0.1)
+        if self.cfg.positions == "learned":   # on the scale of the sinusoids' values (at most 1), drawn aside:
+            with torch.random.fork_rng(devices=[]):   # the RNG then goes on as the baseline's (dropout)
+                nn.init.normal_(self.positional.embedding.weight, mean=0.0, std=0.1)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

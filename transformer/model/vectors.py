@@ -16,7 +16,10 @@ from .transformer import Transformer, causal_mask
 
 
 def layer_inputs(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, kind: AttentionKind, layer: int):
-    """The attention module of (kind, layer) and the inputs of its queries and keys."""
+    """The attention module of (kind, layer) and the inputs of its queries and keys (of the paper's post-norm
+    layers: a pre-norm layer's attention reads LayerNorm(x) instead)."""
+    if model.cfg.norm != "post":
+        raise ValueError("the Vectors view follows the paper's post-norm layers; this model is pre-norm")
     enc = model.encode(src)
     if kind == "encoder":
         x = model.embed(src)

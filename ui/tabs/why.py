@@ -84,7 +84,7 @@ def progress_bar(progress):
     """The translator's progress reports as Gradio's progress bar (None: no bar, e.g. an API call without one)."""
     if progress is None:
         return None
-    return lambda done, total, what: progress((done, total), desc=what, unit="path points")
+    return lambda done, total, what: progress((done, total), desc=what, unit="target × point rows")
 
 
 def computed(translator: Translator, english, method, step=None, rival="", progress=None):
@@ -130,7 +130,7 @@ def build_attribution_view(page: Page) -> list:
     gr.Markdown("Is attention an explanation? Beside the cross-attention, how much each source piece's embedding "
                 "moved the probability of each target piece (red: up, blue: down), and how well the two agree "
                 "(Jain & Wallace 2019; Wiegreffe & Pinter 2019). Computed on request, once for everyone asking for the "
-                "same sentence: a bar shows how far it has got, and your place in the queue while others' run.")
+                "same sentence: a bar shows each pass over the path as it runs, and your place in the queue while others' run.")
     with gr.Row():
         method = gr.Radio([("Both", "both"), ("Integrated Gradients", "integrated_gradients"),
                            ("Gradient × input", "gradient_x_input")], value="both", label="Method")
