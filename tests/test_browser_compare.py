@@ -14,7 +14,8 @@ pytestmark = pytest.mark.skipif(len(variants.available()) < len(variants.VARIANT
                                 reason="companion models not bundled (python tools/train_variants.py)")
 SENTENCE = "The cat is sleeping on the sofa."
 PLOTS = ("compare-left", "compare-right", "compare-choice", "compare-loss")
-TITLE = "(id) => document.querySelector('#' + id + ' .js-plotly-plot')._fullLayout.title.text"
+TITLE = ("(id) => document.querySelector('#' + id + ' .js-plotly-plot')._fullLayout.title.text"
+         ".replaceAll('<br>', ' ')")                     # a phone wraps long titles onto lines
 
 
 def open_compare(page, url: str, variant: str, **view) -> None:
