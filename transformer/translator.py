@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
 import unicodedata
 from pathlib import Path
 from typing import Optional, Sequence
@@ -39,13 +40,20 @@ def clean_text(text: str) -> str:
     return " ".join(text.split())
 
 
+@functools.lru_cache(maxsize=1)
+def _libc():
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+
+
 def release_freed_memory() -> None:
     """Hand the heap pages that freed tensors left behind back to the system (glibc keeps them otherwise, so the
     process's RSS would stay at the peak of the largest attribution ever computed); nothing elsewhere."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    trim = getattr(_libc(), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
 
 
 def checkpoint_identity(checkpoint: Optional[str | Path], device) -> tuple:
@@ -230,13 +238,16 @@ class Translator:
                 raise ValueError(f"«{rival}» is the piece the model chose at step {step}: pick a rival.")
         out = []
         for m in (METHODS if method == "both" else (method,)):
-            make = lambda m=m: attribute(self.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
-                                         trace.tgt_pieces, step=step, rival_id=rival_id,
-                                         rival_piece=self.tokenizer.pieces([rival_id])[0] if rival_id else "",
-                                         progress=progress)
+            def make(m=m):
+                try:
+                    return attribute(self.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
+                                     trace.tgt_pieces, step=step, rival_id=rival_id,
+                                     rival_piece=self.tokenizer.pieces([rival_id])[0] if rival_id else "",
+                                     progress=progress)
+                finally:
+                    release_freed_memory()   # the passes' activations are gone (a cache hit computes nothing)
             key = TraceKey.of(trace.source.text, self.checkpoint_id, method=m, step=step, rival=rival_id)
             out.append(make() if self.attributions is None else self.attributions.get(key, make))
-        release_freed_memory()          # the passes' activations are gone: keep only what the cache keeps
         return trace, out
 
     @staticmethod

@@ -8,6 +8,7 @@ changes is one field of ``ModelConfig``. They live in ``checkpoints/variants/NAM
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,17 +72,20 @@ def available() -> list[str]:
     return found if "baseline" in found else []
 
 
+@functools.lru_cache(maxsize=None)
 def load_scores(name: str) -> dict:
-    """The folder's scores.json: dev and test BLEU/chrF, steps, tokens, the longest training sentence."""
+    """The folder's scores.json: dev and test BLEU/chrF, steps, tokens, the longest training sentence (read once:
+    the bundle does not change while the app runs; never change the dict)."""
     return json.loads((variant_dir(name) / "scores.json").read_text(encoding="utf-8"))
 
 
-def loss_curve(name: str) -> tuple[list[int], list[float]]:
-    """The training loss the run logged every 100 steps: (steps, losses)."""
+@functools.lru_cache(maxsize=None)
+def loss_curve(name: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The training loss the run logged every 100 steps: (steps, losses), read once."""
     steps, losses = [], []
     with open(variant_dir(name) / "log.csv", newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             if row.get("train_loss"):
                 steps.append(int(row["step"]))
                 losses.append(float(row["train_loss"]))
-    return steps, losses
+    return tuple(steps), tuple(losses)
