@@ -94,7 +94,7 @@ def test_the_followers_route_answers_304_until_the_view_changes(two_apps, redis_
     rooms = RedisRooms(redis_url)
     code, secret = rooms.create()                      # as the presenter's page on one app does
     rooms.publish(code, secret, VIEW)
-    url = two_apps[1] + f"live/rooms/{code}"           # asked of the other app
+    url = two_apps[1] + f"live/rooms/{code}"           # asked of the other app, its first request after "/"
     r = httpx.get(url)
     assert r.status_code == 200 and r.json() == {"version": 1, "state": VIEW} and r.headers["etag"] == '"1"'
     assert httpx.get(url, headers={"If-None-Match": '"1"'}).status_code == 304
@@ -102,7 +102,8 @@ def test_the_followers_route_answers_304_until_the_view_changes(two_apps, redis_
     r = httpx.get(url, headers={"If-None-Match": '"1"'})
     assert r.status_code == 200 and r.json()["state"]["step"] == "3"
     assert httpx.get(two_apps[0] + f"live/rooms/{code}/qr.svg").text.lstrip().startswith("<")
-    assert httpx.get(two_apps[0] + "live/rooms/NOSUCH").status_code == 404
+    r = httpx.get(two_apps[0] + "live/rooms/NOSUCH")
+    assert r.status_code == 404 and "no such room" in r.json()["error"]     # the route's answer, not "Not Found"
     assert httpx.put(url, json=VIEW).status_code in (404, 405)         # the route only reads
 
 

@@ -16,7 +16,7 @@ from transformer.viz.figure import COLORSCALES
 from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback
 from .header import build_display_section, build_header, build_input_section
 from .links import BLUR_JS, link_loader, wire_links
-from .live import add_routes, follow_params, state_params, wire_live
+from .live import live_routes, follow_params, state_params, wire_live
 from .page import Page
 from .reports import delete_cache_setting, sweep_reports
 from .rooms import MemoryRooms, RoomStore
@@ -223,7 +223,7 @@ def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, b
     sweep_reports(delete_cache_setting()[0])
     demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=queue_size)
     demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
-                css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True)
-    add_routes(demo.app, demo.rooms)
+                css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True,
+                app_kwargs={"routes": live_routes(demo.rooms)})
     if block:
         demo.block_thread()

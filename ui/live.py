@@ -16,7 +16,7 @@ import json
 import logging
 
 import gradio as gr
-from fastapi import Request, Response          # gradio's own server
+from fastapi import APIRouter, Request, Response          # gradio's own server
 from fastapi.responses import JSONResponse
 
 from transformer.viz import links
@@ -30,8 +30,12 @@ ROUTE = "/live/rooms"
 PUBLISH_EVERY_S = 0.5
 
 
-def add_routes(app, rooms: RoomStore) -> None:
-    """The followers' route (a room's view, with an ETag) and the room's QR code, on the app's FastAPI server."""
+def live_routes(rooms: RoomStore) -> list:
+    """The followers' route (a room's view, with an ETag) and the room's QR code, for the app's FastAPI server.
+    Given to it when it is built (``launch(app_kwargs={"routes": ...})``), so they answer from the server's
+    first request: added after ``launch()``, a follower arriving in the first instant got a 404."""
+    app = APIRouter()
+
     @app.get(ROUTE + "/{code}")
     def room_view(code: str, request: Request):
         view = rooms.read(code)
@@ -50,6 +54,8 @@ def add_routes(app, rooms: RoomStore) -> None:
             return Response(status_code=404)
         return Response(qr_svg(follow_url(str(request.base_url), code)), media_type="image/svg+xml",
                         headers={"Cache-Control": "max-age=3600"})
+
+    return app.routes
 
 
 def follow_url(base: str, code: str) -> str:
