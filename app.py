@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from transformer.doubt import load_language_identifier
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from transformer.translator import Translator
 from ui.demo import build_demo, serve
@@ -65,6 +66,7 @@ def main(argv=None) -> int:
     # far more often in a slow mode, ~135 ms per Translate request instead of ~85 ms: see
     # bench/RESULTS.md, section 4. Not understood, so not done.)
     translator.trace("Hello.")
+    load_language_identifier()        # "Hello." is too short to ask py3langid
     log.info("model loaded on %s in %.1fs", translator.device, time.perf_counter() - t0)
     try:
         rooms = room_store(args.redis)

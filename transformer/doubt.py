@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -83,12 +84,28 @@ def french_score(ids: Sequence[int], source_counts: Sequence[int], target_counts
     return float(np.mean(ratio[ids])) if ids else float("-inf")
 
 
+_IDENTIFIER_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=1)
-def _identifier():
+def _load_identifier():
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
     ident = LanguageIdentifier.from_pickled_model(MODEL_FILE, norm_probs=True)
     ident.set_languages(list(LANGUAGES))
     return ident
+
+
+def _identifier():
+    """py3langid's model, read once (about 0.1-0.3 s of LZMA and unpickling): under a lock, so that a room of
+    first requests arriving together does not read it once each (lru_cache alone lets every thread that
+    misses compute it; a lecture's 100 simultaneous first pages spent ~9 CPU-seconds that way)."""
+    with _IDENTIFIER_LOCK:
+        return _load_identifier()
+
+
+def load_language_identifier() -> None:
+    """Read py3langid's model now (the app does it at start, before the first visitor)."""
+    _identifier()
 
 
 def other_language(text: str) -> Optional[str]:
