@@ -21,9 +21,14 @@ from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from transformer.translator import Translator
 from ui.demo import build_demo, serve
 from ui.rooms import room_store
-from ui.settings import APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_TORCH_THREADS
+from ui.settings import APP_ATTRIBUTION_THREADS, APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_TORCH_THREADS
 
 log = logging.getLogger("app")
+
+
+def cores() -> int:
+    """The cores this process may run on (a container's limit where the system tells it), at most 8."""
+    return min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -43,6 +48,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="translations run at once (the model is shared read-only)")
     p.add_argument("--torch-threads", type=int, default=int(env("APP_TORCH_THREADS", str(APP_TORCH_THREADS))),
                    help="intra-op threads per translation (default 1: concurrent requests share the cores)")
+    p.add_argument("--attribution-threads", type=int,
+                   default=int(env("APP_ATTRIBUTION_THREADS", str(APP_ATTRIBUTION_THREADS))),
+                   help="intra-op threads for an attribution, which runs one at a time (default 0: one per core)")
     p.add_argument("--queue-size", type=int, default=int(env("APP_QUEUE_SIZE", str(APP_QUEUE_SIZE))),
                    help="requests that may wait in the queue before new ones are turned away")
     return p.parse_args(argv)
@@ -57,7 +65,8 @@ def main(argv=None) -> int:
         torch.set_num_threads(args.torch_threads)
     try:
         # Concurrent Translate requests wait in the batcher and are decoded together, `concurrency` batches at once.
-        translator = Translator(args.checkpoint, args.device, batch_workers=args.concurrency)
+        translator = Translator(args.checkpoint, args.device, batch_workers=args.concurrency,
+                                attribution_threads=args.attribution_threads or cores())
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -368,3 +368,21 @@ def test_contrast_and_lens_views_draw(translator, trace):
     assert np.allclose(lf.to_dict()["data"][0]["z"], lens.chosen_prob.round(4))
     table = why_views.lens_html(lens, step)
     assert table.count("<tr>") == lens.layers + 1 and f"layer {lens.decided_at(step - 1)}" in table
+
+
+def test_an_attribution_may_use_more_threads_and_puts_the_setting_back(tiny_model):
+    """The app runs attributions one at a time with one intra-op thread per core (translator.intra_op_threads):
+    the same numbers, and the setting as it was afterwards."""
+    from transformer.translator import intra_op_threads
+    model = tiny_model.eval().double()
+    args = ([5, 9, 11, 7, 3], [6, 12, 8, 3], "integrated_gradients", ["x"] * 5, ["y"] * 4)
+    before = torch.get_num_threads()
+    one = attribute(model, *args, steps=16, max_steps=16)
+    with intra_op_threads(before + 1):
+        assert torch.get_num_threads() == before + 1
+        more = attribute(model, *args, steps=16, max_steps=16)
+    assert torch.get_num_threads() == before
+    with pytest.raises(ZeroDivisionError), intra_op_threads(before + 1):
+        1 / 0
+    assert torch.get_num_threads() == before                   # put back when the computation fails too
+    np.testing.assert_allclose(more.scores, one.scores, rtol=1e-10, atol=1e-12)

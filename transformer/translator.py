@@ -5,6 +5,7 @@ cleaned and cut to the limits (``config.py``), cut into pieces by the tokenizer,
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import functools
@@ -56,6 +57,24 @@ def release_freed_memory() -> None:
         trim(0)
 
 
+@contextlib.contextmanager
+def intra_op_threads(n: Optional[int]):
+    """Run the block with `n` intra-op threads in this thread (None: as set), then put the setting back. The
+    app serves translations with one thread each (many at once share the cores) but runs attributions one at a
+    time (a room's requests share one computation), so an attribution may use every core. Part of the setting
+    is process-wide (MKL's): a translation running meanwhile may use the extra threads too, hence the reset."""
+    import torch
+    before = torch.get_num_threads()
+    if not n or n == before:
+        yield
+        return
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def checkpoint_identity(checkpoint: Optional[str | Path], device) -> tuple:
     """Which weights a trace came from: the folder, its weights file's size and time, the device."""
     folder = Path(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT
@@ -72,8 +91,10 @@ class Translator:
 
     def __init__(self, checkpoint: Optional[str | Path] = None, device: str = "auto",
                  cache_size: int = TRACE_CACHE_SIZE, batch_workers: int = 0, max_batch: int = MAX_BATCH,
-                 batch_window_s: float = BATCH_WINDOW_S) -> None:
+                 batch_window_s: float = BATCH_WINDOW_S, attribution_threads: Optional[int] = None) -> None:
+        """`attribution_threads`: intra-op threads for an attribution's passes (None: the process's setting)."""
         self.device = resolve_device(device)
+        self.attribution_threads = attribution_threads
         model, self.tokenizer = load_checkpoint(checkpoint, self.device)
         self.model = optimize_for_inference(model)
         self.cfg = self.model.cfg
@@ -240,10 +261,11 @@ class Translator:
         for m in (METHODS if method == "both" else (method,)):
             def make(m=m):
                 try:
-                    return attribute(self.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
-                                     trace.tgt_pieces, step=step, rival_id=rival_id,
-                                     rival_piece=self.tokenizer.pieces([rival_id])[0] if rival_id else "",
-                                     progress=progress)
+                    with intra_op_threads(self.attribution_threads if self.device.type == "cpu" else None):
+                        return attribute(self.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
+                                         trace.tgt_pieces, step=step, rival_id=rival_id,
+                                         rival_piece=self.tokenizer.pieces([rival_id])[0] if rival_id else "",
+                                         progress=progress)
                 finally:
                     release_freed_memory()   # the passes' activations are gone (a cache hit computes nothing)
             key = TraceKey.of(trace.source.text, self.checkpoint_id, method=m, step=step, rival=rival_id)
