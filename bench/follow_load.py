@@ -1,11 +1,13 @@
 """Followers of a live lecture, simulated: how long until each follower has the presenter's new view.
 
-``python3 bench/follow_load.py [--followers 200] [--every 2] [--duration 120] [--apps 1|2] [--apply N]``
+``python3 bench/follow_load.py [--followers 200] [--every 2] [--duration 120] [--apps 1|2] [--apply N]
+[--mode stream|poll]``
 
 Starts a real ``redis-server`` and one or two app processes sharing it (``--redis``), creates a room in Redis
 as the presenter's page does, and publishes a new view (the next step of one sentence, then the next
-sentence) every ``--every`` seconds. Each follower polls ``GET /live/rooms/CODE`` every 0.7 s with its ETag,
-as ui/static/live.js does, split evenly over the apps. Reported: for every published view, the time until
+sentence) every ``--every`` seconds. Each follower listens to ``GET /live/rooms/CODE/events`` (server-sent
+events, as ui/static/live.js does; ``--mode poll``: polls ``GET /live/rooms/CODE`` every 0.7 s with its ETag,
+the page's fallback), split evenly over the apps. Reported: for every published view, the time until
 each follower's poll returned it (p50/p95/max over all followers and views), and views a follower never saw
 (missed: a later view arrived first). ``--apply N``: N of the followers also hand each new view to their page through Gradio's queue, as
 the page does (the follow event: a cached translation and the visible tab drawn from the shared caches), and
@@ -74,6 +76,27 @@ async def follower(http, url: str, code: str, published: dict, seen: list, stop:
         await asyncio.sleep(POLL_S)
 
 
+async def stream_follower(http, url: str, code: str, published: dict, seen: list, stop: float) -> None:
+    """One follower's stream of views (server-sent events), reconnecting with Last-Event-ID as a browser does."""
+    last = 0
+    while time.time() < stop:
+        try:
+            headers = {"Last-Event-ID": str(last)} if last else {}
+            async with http.stream("GET", f"{url}live/rooms/{code}/events", headers=headers,
+                                   timeout=httpx.Timeout(30, read=max(1.0, stop - time.time()))) as r:
+                async for line in r.aiter_lines():
+                    if line.startswith("data: ") and line != "data: {}":
+                        v, now = json.loads(line[6:])["version"], time.time()
+                        for k in range(last + 1, v + 1):
+                            if k in published:
+                                seen.append((k, now - published[k], k == v))
+                        last = v
+                    if time.time() >= stop:
+                        return
+        except httpx.HTTPError:
+            await asyncio.sleep(0.5)
+
+
 async def run(args, urls: list[str], rooms: RedisRooms) -> dict:
     code, secret = rooms.create()
     published, seen, applied = {}, [], []
@@ -81,7 +104,7 @@ async def run(args, urls: list[str], rooms: RedisRooms) -> dict:
     rooms.publish(code, secret, plan[0])
     published[1] = time.time()
     stop = time.time() + args.duration + 3
-    limits = httpx.Limits(max_connections=args.followers + 20)
+    limits = httpx.Limits(max_connections=2 * args.followers + 20, max_keepalive_connections=args.followers + 20)
     async with httpx.AsyncClient(timeout=30, limits=limits) as http:
         pages = []
         for i in range(args.apply):
@@ -90,8 +113,11 @@ async def run(args, urls: list[str], rooms: RedisRooms) -> dict:
             page = Page(http, url, app)
             await page.open()
             pages.append((page, app.find(elem_id="follow-state")))
-        tasks = [asyncio.create_task(follower(http, urls[i % len(urls)], code, published, seen, stop,
-                                              *(pages[i] if i < len(pages) else (None, None)), applied))
+        tasks = [asyncio.create_task(
+                    stream_follower(http, urls[i % len(urls)], code, published, seen, stop)
+                    if args.mode == "stream" and i >= len(pages) else
+                    follower(http, urls[i % len(urls)], code, published, seen, stop,
+                             *(pages[i] if i < len(pages) else (None, None)), applied))
                  for i in range(args.followers)]
         for view in plan[1:]:
             await asyncio.sleep(args.every)
@@ -111,7 +137,10 @@ def main(argv=None) -> int:
     p.add_argument("--every", type=float, default=2.0, help="seconds between the presenter's changes")
     p.add_argument("--duration", type=float, default=120.0)
     p.add_argument("--apps", type=int, default=1, choices=(1, 2))
-    p.add_argument("--apply", type=int, default=0, help="followers that also apply each view through the page")
+    p.add_argument("--apply", type=int, default=0, help="followers that also apply each view through the page "
+                   "(these poll)")
+    p.add_argument("--mode", choices=("stream", "poll"), default="stream",
+                   help="followers listen to the room's event stream (the page's way) or poll its view (its fallback)")
     args = p.parse_args(argv)
     server = shutil.which("redis-server")
     if server is None:
@@ -130,7 +159,7 @@ def main(argv=None) -> int:
         for proc, _ in apps:
             stop_app(proc)
         redis.terminate()
-    print(f"{args.followers} followers on {args.apps} app process(es), a change every {args.every:g} s for "
+    print(f"{args.followers} followers ({args.mode}) on {args.apps} app process(es), a change every {args.every:g} s for "
           f"{args.duration:g} s ({result['views']} views)")
     print(f"new view on the followers' route after: {result['delay']}; missed views: {result['missed']}")
     if args.apply:

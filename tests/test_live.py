@@ -40,6 +40,53 @@ def check_store(rooms) -> None:
         rooms.publish(code, secret, VIEW)
 
 
+def test_a_room_watch_streams_every_view_once_to_each_follower():
+    """rooms.RoomWatch: one reader per room, however many follow; each follower gets the views after the one
+    it has, in order, a keep-alive while nothing changes, and the end of the room."""
+    import asyncio
+    from ui.rooms import RoomView, RoomWatch
+
+    class CountingRooms(MemoryRooms):
+        reads = 0
+
+        def read(self, code):
+            CountingRooms.reads += 1
+            return super().read(code)
+
+    rooms = CountingRooms()
+    code, secret = rooms.create()
+    rooms.publish(code, secret, VIEW)
+
+    async def follow(watch, after=0, n=3):
+        got = []
+        async for view in watch.views(code, after):
+            got.append(view)
+            if view is None or len(got) == n:
+                break
+        return got
+
+    async def scenario():
+        watch = RoomWatch(rooms, every=0.02, keep_alive=0.3)
+        followers = [asyncio.create_task(follow(watch)) for _ in range(20)]
+        late = asyncio.create_task(follow(watch, after=1, n=2))     # it has view 1 (a reconnecting browser)
+        await asyncio.sleep(0.1)
+        rooms.publish(code, secret, {**VIEW, "step": "3"})
+        await asyncio.sleep(0.1)
+        rooms.publish(code, secret, {**VIEW, "step": "4"})
+        got = await asyncio.gather(*followers, late)
+        reads = CountingRooms.reads
+        quiet = await follow(watch, after=3, n=1)                   # nothing new: a keep-alive after 0.3 s
+        rooms.end(code, secret)
+        ended = await follow(watch, after=3, n=5)
+        return got, reads, quiet, ended
+
+    got, reads, quiet, ended = asyncio.run(scenario())
+    assert all([v.version for v in g] == [1, 2, 3] for g in got[:-1])
+    assert [v.state["step"] for v in got[0]] == ["2", "3", "4"] and [v.version for v in got[-1]] == [2, 3]
+    assert reads < 40                                    # ~0.2 s at one read per 0.02 s, not one per follower
+    assert quiet == [RoomView(-1, {})] and ended[-1] is None
+
+
 def test_memory_rooms():
     check_store(MemoryRooms())
     rooms = MemoryRooms(idle_s=0.05)
@@ -105,6 +152,31 @@ def test_the_followers_route_answers_304_until_the_view_changes(two_apps, redis_
     r = httpx.get(two_apps[0] + "live/rooms/NOSUCH")
     assert r.status_code == 404 and "no such room" in r.json()["error"]     # the route's answer, not "Not Found"
     assert httpx.put(url, json=VIEW).status_code in (404, 405)         # the route only reads
+
+
+def test_the_followers_stream_pushes_each_view_from_another_app(two_apps, redis_url):
+    """``GET /live/rooms/CODE/events`` (what a follower's page listens to) on the app the presenter is not on:
+    the current view, each new one as the presenter publishes it, and the end of the room."""
+    import json
+    from ui.rooms import RedisRooms
+    rooms = RedisRooms(redis_url)
+    code, secret = rooms.create()
+    rooms.publish(code, secret, VIEW)
+    url = two_apps[1] + f"live/rooms/{code}/events"
+    assert httpx.get(two_apps[1] + "live/rooms/NOSUCH/events").status_code == 404
+    seen, t0 = [], time.time()
+    with httpx.stream("GET", url, timeout=10) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        for line in r.iter_lines():
+            if line.startswith("data: ") and line != "data: {}":
+                seen.append(json.loads(line[6:]))
+                if len(seen) == 1:
+                    rooms.publish(code, secret, {**VIEW, "step": "5"})
+                elif len(seen) == 2:
+                    rooms.end(code, secret)
+            elif line == "event: end":
+                break
+    assert [(v["version"], v["state"]["step"]) for v in seen] == [(1, "2"), (2, "5")] and time.time() - t0 < 5
 
 
 def step_of(page) -> str:

@@ -3,13 +3,16 @@
 The presenter (presenter mode, "Start live session") creates a room (``rooms.py``): a short code, a link
 ``?follow=CODE`` and a QR code on screen. While the room runs, the presenter's page publishes its view (the
 link parameters and the colour scale) twice a second from a timer, server side, with the room's secret kept
-in the presenter's session state (never in a link). A follower's page polls one small route outside the
-Gradio queue, ``GET /live/rooms/CODE`` with an ETag (304 while nothing changed), and applies a new view
+in the presenter's session state (never in a link). A follower's page listens to one small stream outside the
+Gradio queue, ``GET /live/rooms/CODE/events`` (server-sent events: each new view as it is published, read from
+the store once per room and process by ``rooms.RoomWatch``; the page falls back to polling ``GET
+/live/rooms/CODE`` with an ETag, 304 while nothing changed, where a stream cannot be kept open), and applies a new view
 through the same code as a link at page load, so its figures come from the shared caches. "Explore on my
 own" stops applying changes (the page stays where it is), "Follow again" rejoins (ui/static/live.js).
 """
 from __future__ import annotations
 
+import asyncio
 import html
 import io
 import json
@@ -17,13 +20,13 @@ import logging
 
 import gradio as gr
 from fastapi import APIRouter, Request, Response          # gradio's own server
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from transformer.viz import links
 
 from .links import link_controls
 from .page import Page
-from .rooms import RoomError, RoomStore
+from .rooms import RoomError, RoomStore, RoomWatch
 
 log = logging.getLogger("app")
 ROUTE = "/live/rooms"
@@ -35,6 +38,33 @@ def live_routes(rooms: RoomStore) -> list:
     Given to it when it is built (``launch(app_kwargs={"routes": ...})``), so they answer from the server's
     first request: added after ``launch()``, a follower arriving in the first instant got a 404."""
     app = APIRouter()
+    watch = RoomWatch(rooms)
+
+    @app.get(ROUTE + "/{code}/events")
+    async def room_events(code: str, request: Request):
+        """Server-sent events: ``data: {"version", "state"}`` with ``id: version`` for each new view (the
+        current one first, unless the browser's Last-Event-ID says it has it), ``event: end`` when the room
+        ends, a comment every KEEP_ALIVE_S while nothing changes."""
+        try:
+            after = int(request.headers.get("last-event-id") or 0)
+        except ValueError:
+            after = 0
+        if await asyncio.to_thread(rooms.read, code) is None:
+            return JSONResponse({"error": "no such room (it may have ended)"}, status_code=404,
+                                headers={"Cache-Control": "no-store"})
+
+        async def stream():
+            yield "retry: 2000\n\n"
+            async for view in watch.views(code, after):
+                if view is None:
+                    yield "event: end\ndata: {}\n\n"
+                    return
+                if view.version < 0:
+                    yield ": keep-alive\n\n"
+                    continue
+                yield f"id: {view.version}\ndata: {json.dumps({'version': view.version, 'state': view.state})}\n\n"
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     @app.get(ROUTE + "/{code}")
     def room_view(code: str, request: Request):

@@ -7,21 +7,25 @@ it or end it; anyone with the short code can read it. A room ends when the prese
 ROOM_IDLE_S without a change.
 
 Two stores behind one small interface: ``MemoryRooms`` (the default: one app process) and ``RedisRooms``
-(``--redis URL``: several app processes behind a load balancer share rooms).
+(``--redis URL``: several app processes behind a load balancer share rooms). ``RoomWatch`` pushes a room's
+changes to the followers connected to this process: one reader per room and process, however many follow.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
 import secrets
 import threading
 import time
-from dataclasses import dataclass
-from typing import Optional, Protocol
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Optional, Protocol
 
 from transformer.viz.links import LINK_KEYS
 
+WATCH_EVERY_S = 0.2             # how often a process reads a followed room from its store (the presenter publishes at most every 0.5 s)
+KEEP_ALIVE_S = 15.0             # a comment on an idle stream, so that proxies keep it open
 ROOM_IDLE_S = 4 * 3600          # a room nobody changed for this long ends
 MAX_ROOMS = 1000                # rooms at once in one memory store (the oldest idle one goes first)
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I: read aloud and typed on phones
@@ -180,3 +184,71 @@ class RedisRooms:
 
 def room_store(redis_url: Optional[str] = None) -> RoomStore:
     return RedisRooms(redis_url) if redis_url else MemoryRooms()
+
+
+@dataclass
+class _Watched:
+    latest: Optional[RoomView] = None           # None once the room has ended
+    read: bool = False                          # `latest` has been read from the store at least once
+    followers: int = 0
+    changed: asyncio.Event = field(default_factory=asyncio.Event)   # replaced after each change
+
+
+class RoomWatch:
+    """Followers' streams of a room's views, for one process's event loop. One task per followed room reads the
+    store every `every` seconds (in a worker thread: Redis answers over the network) and wakes that room's
+    followers when the version changed, so 200 followers cost one read per room, not 200 requests. A follower
+    gets every version this process saw, in order; a presenter publishing twice within `every` seconds is
+    seen once (at the later view)."""
+
+    def __init__(self, rooms: "RoomStore", every: float = WATCH_EVERY_S, keep_alive: float = KEEP_ALIVE_S) -> None:
+        self.rooms, self.every, self.keep_alive = rooms, every, keep_alive
+        self._watched: dict[str, _Watched] = {}
+
+    async def _read(self, code: str) -> Optional[RoomView]:
+        return await asyncio.to_thread(self.rooms.read, code)
+
+    async def _watch(self, code: str, w: _Watched) -> None:
+        try:
+            while w.followers > 0:
+                view = await self._read(code)
+                if not w.read or view is None or view.version != w.latest.version:
+                    w.latest, w.read = view, True
+                    w.changed.set()
+                    w.changed = asyncio.Event()
+                    if view is None:
+                        return
+                await asyncio.sleep(self.every)
+        finally:
+            if self._watched.get(code) is w:
+                del self._watched[code]
+
+    async def views(self, code: str, after: int = 0) -> AsyncIterator[Optional[RoomView]]:
+        """The room's views with a version above `after`, as they come; None (then the end) when the room
+        has ended or never existed; ``RoomView(-1, {})`` after `keep_alive` seconds without a change (a
+        keep-alive, not a view)."""
+        code = str(code).upper()
+        w = self._watched.get(code)
+        if w is None:
+            w = self._watched[code] = _Watched()
+            w.followers += 1
+            asyncio.get_running_loop().create_task(self._watch(code, w))
+        else:
+            w.followers += 1
+        try:
+            while True:
+                waiting = w.changed
+                if w.read:
+                    if w.latest is None:
+                        yield None
+                        return
+                    if w.latest.version > after:
+                        after = w.latest.version
+                        yield w.latest
+                        continue
+                try:
+                    await asyncio.wait_for(waiting.wait(), self.keep_alive)
+                except asyncio.TimeoutError:
+                    yield RoomView(-1, {})
+        finally:
+            w.followers -= 1

@@ -4,7 +4,8 @@
     if (!e.textContent) e.textContent = window.location.origin + window.location.pathname.replace(/\/$/, '');
   });
   new MutationObserver(fillOrigin).observe(document.body, { childList: true, subtree: true });
-  // A follower (?follow=CODE): poll the room's view (ETag: 304 while nothing changed) and hand each new one to
+  // A follower (?follow=CODE): listen to the room's stream of views (server-sent events; where a stream cannot
+  // stay open, poll the room's view with its ETag instead: 304 while nothing changed) and hand each new view to
   // the page through the off-screen #follow-state box; "Explore on my own" stops that, "Follow again" rejoins.
   const code = (new URLSearchParams(window.location.search).get('follow') || '').trim().toUpperCase();
   if (!/^[A-Z0-9]{4,12}$/.test(code)) return;
@@ -31,22 +32,34 @@
   };
   toggle.addEventListener('click', () => { following = !following; label(); if (following && latest) apply(latest); });
   label();
+  const received = (state) => {
+    latest = state;
+    if (first) applied = JSON.stringify(latest);      // the page opened on this view already
+    else if (following) apply(latest);
+    first = false;
+  };
+  const ended = () => {
+    show(`Room ${code} has ended: the page is yours.`);
+    toggle.hidden = true;
+  };
   const poll = async () => {
     try {
       const r = await fetch(`/live/rooms/${code}`, { headers: etag ? { 'If-None-Match': etag } : {}, cache: 'no-store' });
       if (r.status === 200) {
         etag = r.headers.get('ETag');
-        latest = (await r.json()).state;
-        if (first) applied = JSON.stringify(latest);      // the page opened on this view already
-        else if (following) apply(latest);
-        first = false;
+        received((await r.json()).state);
       } else if (r.status === 404) {
-        show(`Room ${code} has ended: the page is yours.`);
-        toggle.hidden = true;
+        ended();
         return;
       }
     } catch (e) { /* the network blinked: try again */ }
     setTimeout(poll, 700);
   };
-  setTimeout(poll, 400);
+  if (!window.EventSource) { setTimeout(poll, 400); return; }
+  const stream = new EventSource(`/live/rooms/${code}/events`);
+  stream.onmessage = (ev) => { try { received(JSON.parse(ev.data).state); } catch (e) { /* not a view */ } };
+  stream.addEventListener('end', () => { stream.close(); ended(); });
+  // The browser reconnects by itself after a dropped stream; a refused one (404, a proxy that will not stream)
+  // closes it: polling then says whether the room has ended, or keeps the page following.
+  stream.onerror = () => { if (stream.readyState === EventSource.CLOSED) setTimeout(poll, 400); };
 }
