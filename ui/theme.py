@@ -10,7 +10,7 @@ CSS = (STATIC / "style.css").read_text(encoding="utf-8")
 # Keyboard: ← / → step through decoding, only while the Step-by-step tab is on screen and never while
 # typing (text fields, dropdowns, sliders keep their keys). Enter in the sentence box translates and
 # leaves the box, so that the arrows step right after a translation.
-# Live lecture (live.js): a follower's page polls its room and hands each new view to the page.
+# Live lecture (live.js): a follower's page listens to its room and hands each new view to the page.
 # A phone turned to or from landscape (screen.js): figures are redrawn for the new width.
 # The guided tour (tour.js) plays the stops of ui/tour.py, given as its argument.
 def page_js(tour_stops_json: str = "[]") -> str:
