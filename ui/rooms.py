@@ -192,6 +192,7 @@ class _Watched:
     read: bool = False                          # `latest` has been read from the store at least once
     followers: int = 0
     changed: asyncio.Event = field(default_factory=asyncio.Event)   # replaced after each change
+    task: Optional[asyncio.Task] = None         # the reader (held here: the loop keeps only a weak reference)
 
 
 class RoomWatch:
@@ -232,7 +233,7 @@ class RoomWatch:
         if w is None:
             w = self._watched[code] = _Watched()
             w.followers += 1
-            asyncio.get_running_loop().create_task(self._watch(code, w))
+            w.task = asyncio.get_running_loop().create_task(self._watch(code, w))
         else:
             w.followers += 1
         try:
