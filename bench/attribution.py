@@ -4,6 +4,10 @@ sentence; Integrated Gradients' completeness gap against a fixed number of steps
 30-word sentence: the steps it took, the gap it reached, the time.
 
 ``python3 bench/attribution.py [--threads 1] [--repeats 5]``
+
+``python3 bench/attribution.py --threads-ab 2 [--repeats 3]``: only Integrated Gradients of the load test's lecture
+sentence, with the process's threads and with N threads for the attribution (``intra_op_threads``, as the app
+runs it), interleaved in one process: medians and their ratio.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ import torch  # noqa: E402
 from transformer.config import IG_MAX_STEPS, IG_STEPS  # noqa: E402
 from transformer.model.attribution import attribute  # noqa: E402
 from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
-from transformer.translator import Translator  # noqa: E402
+from transformer.translator import Translator, intra_op_threads  # noqa: E402
 from ui.settings import APP_TORCH_THREADS  # noqa: E402
 
 SENTENCE = "We will meet tomorrow morning in front of the big old museum."   # 12 words
@@ -48,13 +52,33 @@ def refinement(tr: Translator) -> None:
               f"{'yes' if a.converged else 'NO'}, {time.perf_counter() - t0:.1f} s")
 
 
+def threads_ab(tr: Translator, base: int, more: int, repeats: int) -> int:
+    from load_test import LECTURE_SENTENCE
+    request(tr, LECTURE_SENTENCE, "gradient_x_input")              # warm-up
+    times = {base: [], more: []}
+    for _ in range(repeats):
+        for n in (base, more):
+            with intra_op_threads(n):
+                t0 = time.perf_counter()
+                request(tr, LECTURE_SENTENCE, "integrated_gradients")
+                times[n].append(time.perf_counter() - t0)
+    a, b = statistics.median(times[base]), statistics.median(times[more])
+    print(f"IG of the lecture sentence: {base} thread(s) median {a:.2f} s, {more} threads median {b:.2f} s, "
+          f"ratio {b / a:.2f} ({repeats} runs each, interleaved)")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--threads", type=int, default=APP_TORCH_THREADS)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--threads-ab", type=int, default=0, metavar="N",
+                   help="compare the lecture sentence's IG with --threads and with N threads, interleaved")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     tr = Translator()
+    if args.threads_ab:
+        return threads_ab(tr, args.threads, args.threads_ab, args.repeats)
     request(tr, SENTENCE, "gradient_x_input")      # warm-up
     t = tr.trace(SENTENCE)
     print(f"{len(SENTENCE.split())} words, {len(t.src_pieces)} source pieces, {len(t.tgt_pieces)} target pieces, "

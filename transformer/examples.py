@@ -3,8 +3,10 @@
 A classic comes with where it is from, one line on what to look at (and the view that shows it),
 and whether the model met it or its pattern in its data: a few classics are sentences of the WMT news
 sets this project uses as its dev set (model selection only) and test set (never used for any choice),
-and the coreference pairs' pattern is in the project's own coreference corpus; no classic itself is
-in the training data (``tests/test_examples.py`` checks the bundled model's training corpora).
+the coreference pairs' pattern is in the project's own coreference corpus, and every classic's constructions
+are drilled, with other words, by the project's formal corpus (``training/corpora/formal.train.tsv``, written
+after the classics were seen to fail; a few of its lines are close paraphrases of a classic). No classic
+itself is in the training data (``tests/test_examples.py`` checks the bundled model's training corpora).
 """
 from __future__ import annotations
 
@@ -36,24 +38,29 @@ PAPER = "Vaswani et al. 2017 (Attention Is All You Need), figures 3-5"
 NEWSTEST_2014 = "It is a sentence of newstest2014, this project's news test set (never trained or tuned on)."
 NEWSTEST_2013 = "It is a sentence of newstest2013, this project's news dev set (used only to choose checkpoints)."
 COREFERENCE = ("The model was trained on 36 pairs of the same pattern with other nouns (the project's coreference "
-               "corpus), not on this sentence.")
+               "corpus) and 20 more in its formal corpus, not on this sentence.")
+FORMAL = ("The model was trained on sentences of the same construction written for this project (its formal "
+          "corpus), not on this sentence")
+PARAPHRASED = FORMAL + ", but one of them is close to it: "
 
 CLASSICS = [
     Classic("The agreement on the European Economic Area was signed in August 1992.", BAHDANAU,
             "Cross-attention, mean over heads: in the paper's figure “zone économique européenne” looks at "
             "“European Economic Area” in reverse order (an anti-diagonal in a diagonal). Does this model's French "
-            "reorder them, and does its attention follow?", "tab=explorer&kind=cross&head=mean"),
+            "reorder them, and does its attention follow?", "tab=explorer&kind=cross&head=mean",
+            PARAPHRASED + "“The agreement on the European Economic Area was signed in Porto in May 1992.”"),
     Classic("It should be noted that the marine environment is the least known of environments.", BAHDANAU,
             "Cross-attention: the paper's model reverses “marine environment” into “environnement marin” and "
             "runs along the diagonal elsewhere; find the noun and its adjective here.",
-            "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
+            "tab=explorer&kind=cross&head=mean", NEWSTEST_2014 + " " + FORMAL + "."),
     Classic("Destruction of the equipment means that Syria can no longer produce new chemical weapons.", BAHDANAU,
             "Cross-attention: “armes chimiques” reverses “chemical weapons”, and “no longer” becomes “ne … plus” "
             "around the verb: two French pieces looking at the same English words.",
-            "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
+            "tab=explorer&kind=cross&head=mean", NEWSTEST_2014 + " " + FORMAL + "."),
     Classic("\"This will change my future with my family,\" the man said.", BAHDANAU,
             "Cross-attention at the end: French puts the verb before the subject (“a dit l'homme”), so the "
-            "last steps look back at “said” before “man”.", "tab=explorer&kind=cross&head=mean", NEWSTEST_2014),
+            "last steps look back at “said” before “man”.", "tab=explorer&kind=cross&head=mean",
+            NEWSTEST_2014 + " " + PARAPHRASED + "“\"I want to build my future here with my family,\" the man said.”"),
     Classic("The animal didn't cross the street because it was too tired.", BLOG,
             "Encoder self-attention, last layers, row “it”: which heads look at “animal”, which at “street”? "
             "The French needs “il” here (“l'animal” is masculine).", "tab=explorer&kind=encoder&layer=6&head=mean",
@@ -65,14 +72,18 @@ CLASSICS = [
     Classic("The Law will never be perfect, but its application should be just - this is what we are missing, "
             "in my opinion.", PAPER,
             "Encoder self-attention, layer 5 or 6, row “its”: the heads the paper shows resolve it to “Law” "
-            "(anaphora).", "tab=explorer&kind=encoder&layer=5&head=mean", NEWSTEST_2013),
+            "(anaphora).", "tab=explorer&kind=encoder&layer=5&head=mean",
+            NEWSTEST_2013 + " " + PARAPHRASED + "“The Law will never be perfect, but its application must be fair.”"),
     Classic("It is in this spirit that a majority of American governments have passed new laws since 2009 making "
             "the registration or voting process more difficult.", PAPER,
             "Encoder self-attention, row “making”: heads that reach far ahead to “more difficult”, the paper's "
-            "long-distance dependency.", "tab=explorer&kind=encoder&layer=5&head=mean", NEWSTEST_2013),
+            "long-distance dependency.", "tab=explorer&kind=encoder&layer=5&head=mean",
+            NEWSTEST_2013 + " " + PARAPHRASED + "“It is in this spirit that a majority of states have passed new laws "
+            "since 2012 making voter registration easier.”"),
     Classic("I arrived at the bank after crossing the river.", BLOG,
             "Encoder self-attention, row “bank”: does it look at “river”? The French shows which bank the model "
-            "chose (“rive” or “banque”).", "tab=explorer&kind=encoder&layer=6&head=mean"),
+            "chose (“rive” or “banque”).", "tab=explorer&kind=encoder&layer=6&head=mean",
+            PARAPHRASED + "“I arrived at the bank after crossing the square, just before it closed.”"),
 ]
 BY_TEXT = {c.text: c for c in CLASSICS}
 

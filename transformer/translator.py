@@ -9,6 +9,7 @@ import contextlib
 import ctypes
 import dataclasses
 import functools
+import threading
 import unicodedata
 from pathlib import Path
 from typing import Optional, Sequence
@@ -95,6 +96,9 @@ class Translator:
         """`attribution_threads`: intra-op threads for an attribution's passes (None: the process's setting)."""
         self.device = resolve_device(device)
         self.attribution_threads = attribution_threads
+        # One attribution computes at a time (its passes take every core and a bounded chunk of memory); requests
+        # for one already computed, or being computed, do not wait for this: the cache answers them.
+        self._computing = threading.Lock()
         model, self.tokenizer = load_checkpoint(checkpoint, self.device)
         self.model = optimize_for_inference(model)
         self.cfg = self.model.cfg
@@ -261,7 +265,8 @@ class Translator:
         for m in (METHODS if method == "both" else (method,)):
             def make(m=m):
                 try:
-                    with intra_op_threads(self.attribution_threads if self.device.type == "cpu" else None):
+                    with self._computing, intra_op_threads(self.attribution_threads if self.device.type == "cpu"
+                                                           else None):
                         return attribute(self.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
                                          trace.tgt_pieces, step=step, rival_id=rival_id,
                                          rival_piece=self.tokenizer.pieces([rival_id])[0] if rival_id else "",

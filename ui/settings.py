@@ -7,6 +7,8 @@ from transformer.config import MAX_INPUT_CHARS
 APP_CONCURRENCY = 2         # translations at once (one per core on the 2-core machine it was tuned on)
 APP_TORCH_THREADS = 1       # intra-op threads per translation: concurrent requests share the cores
 APP_ATTRIBUTION_THREADS = 0 # intra-op threads for an attribution (run one at a time): 0 = one per core
+APP_ATTRIBUTION_CONCURRENCY = 16   # attribution requests handled at once: one computes (the translator's lock),
+                                   # the others wait for its result or find theirs cached
 APP_QUEUE_SIZE = 256        # requests that may wait before new ones are turned away
 APP_REDRAW_CONCURRENCY = 4  # figure redraws at once
 APP_DRAW_CACHE = 512        # drawn views kept for every user looking at the same trace the same way (page.DRAWS)

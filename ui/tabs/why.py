@@ -16,6 +16,7 @@ from transformer.viz.figure import empty_figure
 
 from ..page import (KIND_CHOICES, NO_TRACE, Fit, Page, TabView, code_panel, look_of, no_trace, one_head_row,
                     safe_view, slider_update)
+from ..settings import APP_ATTRIBUTION_CONCURRENCY
 
 
 def build_why_tab(page: Page) -> TabView:
@@ -157,7 +158,7 @@ def build_attribution_view(page: Page) -> list:
 
     ins = [result, layer, *page.look]
     btn.click(run_attribution(page.translator), [page.english, method], [result, numbers], api_name="attribution",
-              concurrency_id="attribution", concurrency_limit=1, show_progress="full",
+              concurrency_id="attribution", concurrency_limit=APP_ATTRIBUTION_CONCURRENCY, show_progress="full",
               show_progress_on=[plots[0], plots[1]]).then(   # the queue position, then the bar, over the maps
         draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
     for c in (layer, *page.look):
@@ -205,11 +206,12 @@ def build_contrast_view(page: Page, method, layer, plain, numbers) -> list:
 
     step.change(rival_choices, [page.trace, step], cand, api_visibility="undocumented", queue=False)
     ins = [result, plain, layer, *page.look]
-    gr.api(contrast_api(page.translator), api_name="contrast", concurrency_id="attribution", concurrency_limit=1)
+    gr.api(contrast_api(page.translator), api_name="contrast", concurrency_id="attribution",
+           concurrency_limit=APP_ATTRIBUTION_CONCURRENCY)
     btn.click(run_contrast(page.translator), [page.english, step, cand, typed, method], [result, numbers],
               api_name="contrast_on_page", api_visibility="undocumented", concurrency_id="attribution",
-              concurrency_limit=1, show_progress="full", show_progress_on=[plot]).then(draw_contrast, ins, [caption, plot], api_visibility="undocumented",
-                                        concurrency_id="draw")
+              concurrency_limit=APP_ATTRIBUTION_CONCURRENCY, show_progress="full", show_progress_on=[plot]).then(
+        draw_contrast, ins, [caption, plot], api_visibility="undocumented", concurrency_id="draw")
     for c in (layer, *page.look):
         c.change(draw_contrast, ins, [caption, plot], api_visibility="undocumented", concurrency_id="draw")
     return [Fit(fit, [step], [step, cand], after_branch=False)]   # the rivals of the greedy translation
