@@ -47,10 +47,13 @@ def test_a_room_watch_streams_every_view_once_to_each_follower():
     from ui.rooms import RoomView, RoomWatch
 
     class CountingRooms(MemoryRooms):
-        reads = 0
+        reads, fail_next = 0, False
 
         def read(self, code):
             CountingRooms.reads += 1
+            if CountingRooms.fail_next:
+                CountingRooms.fail_next = False
+                raise ConnectionError("the store blinked")          # the watch reads again, the streams go on
             return super().read(code)
 
     rooms = CountingRooms()
@@ -76,6 +79,7 @@ def test_a_room_watch_streams_every_view_once_to_each_follower():
         got = await asyncio.gather(*followers, late)
         reads = CountingRooms.reads
         quiet = await follow(watch, after=3, n=1)                   # nothing new: a keep-alive after 0.3 s
+        CountingRooms.fail_next = True
         rooms.end(code, secret)
         ended = await follow(watch, after=3, n=5)
         return got, reads, quiet, ended

@@ -16,6 +16,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import threading
 import time
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import AsyncIterator, Optional, Protocol
 
 from transformer.viz.links import LINK_KEYS
+
+log = logging.getLogger("app")
 
 WATCH_EVERY_S = 0.2             # how often a process reads a followed room from its store (the presenter publishes at most every 0.5 s)
 KEEP_ALIVE_S = 15.0             # a comment on an idle stream, so that proxies keep it open
@@ -212,7 +215,12 @@ class RoomWatch:
     async def _watch(self, code: str, w: _Watched) -> None:
         try:
             while w.followers > 0:
-                view = await self._read(code)
+                try:
+                    view = await self._read(code)
+                except Exception as e:  # noqa: BLE001  the store blinked (Redis restarting): keep the followers, read again
+                    log.warning("live room %s: reading it failed: %s", code, e)
+                    await asyncio.sleep(max(1.0, self.every))
+                    continue
                 if not w.read or view is None or view.version != w.latest.version:
                     w.latest, w.read = view, True
                     w.changed.set()
