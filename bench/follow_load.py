@@ -53,6 +53,15 @@ def stats(xs: list[float]) -> str:
             f"({len(xs)} values)")
 
 
+def arrived(seen: list, published: dict, last: int, v: int) -> None:
+    """A follower got view `v` after `last`: the delay of every published view in between, and whether it
+    showed (only `v` does: the ones before it were missed)."""
+    now = time.time()
+    for k in range(last + 1, v + 1):
+        if k in published:
+            seen.append((k, now - published[k], k == v))
+
+
 async def follower(http, url: str, code: str, published: dict, seen: list, stop: float, page=None, box=None,
                    applied=None) -> None:
     etag, last = None, 0
@@ -62,10 +71,7 @@ async def follower(http, url: str, code: str, published: dict, seen: list, stop:
             if r.status_code == 200:
                 etag, body = r.headers.get("etag"), r.json()
                 v = body["version"]
-                now = time.time()
-                for k in range(last + 1, v + 1):
-                    if k in published:
-                        seen.append((k, now - published[k], k == v))
+                arrived(seen, published, last, v)
                 if page is not None and v > last and v in published:
                     page.values[box] = json.dumps(body["state"])
                     await page.fire(box, "change")
@@ -86,10 +92,8 @@ async def stream_follower(http, url: str, code: str, published: dict, seen: list
                                    timeout=httpx.Timeout(30, read=max(1.0, stop - time.time()))) as r:
                 async for line in r.aiter_lines():
                     if line.startswith("data: ") and line != "data: {}":
-                        v, now = json.loads(line[6:])["version"], time.time()
-                        for k in range(last + 1, v + 1):
-                            if k in published:
-                                seen.append((k, now - published[k], k == v))
+                        v = json.loads(line[6:])["version"]
+                        arrived(seen, published, last, v)
                         last = v
                     if time.time() >= stop:
                         return
