@@ -238,6 +238,7 @@ async def run_users(url: str, scenario: str, users: int, expected: dict, load: L
         def count_open() -> None:
             opened[0] += 1
             if opened[0] >= users:
+                print(f"# all {users} pages open ({time.time() - t0:.1f} s)", file=sys.stderr, flush=True)   # e.g. to start py-spy
                 all_open.set()
 
         async def one(u: int) -> None:

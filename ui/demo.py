@@ -14,6 +14,7 @@ from transformer.translator import Translator
 from transformer.viz.figure import COLORSCALES
 
 from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback
+from .fast_events import one_hop
 from .header import build_display_section, build_header, build_input_section
 from .links import BLUR_JS, link_loader, wire_links
 from .live import live_routes, follow_params, state_params, wire_live
@@ -112,14 +113,14 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
             result, views_out = translated(text_v, values)
             return (*result, sentence_choices(text_v), *views_out)
         translate.__doc__ = run.__doc__
-        typed = gr.on([go_btn.click, text.submit], translate, [text, *fresh.inputs],
-                      [*result_outputs, picker, drawn, *fresh.outputs], api_name="translate_and_draw",
-                      api_visibility="undocumented", **model)
+        typed = gr.on([go_btn.click, text.submit], **one_hop(translate, [text, *fresh.inputs],
+                                                             [*result_outputs, picker, drawn, *fresh.outputs]),
+                      api_name="translate_and_draw", api_visibility="undocumented", **model)
         moved = gr.State(None)   # set when the user opened another tab while a Translate waited: that tab redraws
 
         def moved_on(current, drawn_v):
             return gr.skip() if drawn_v is None or current in drawn_v[1] else (current, time.monotonic())
-        moved.change(draw_all, all_in, all_out, api_visibility="undocumented", concurrency_id="draw")
+        moved.change(**one_hop(draw_all, all_in, all_out), api_visibility="undocumented", concurrency_id="draw")
         typed.then(moved_on, [current_tab, drawn], moved, api_visibility="undocumented", queue=False)
         # The API's /translate: the French, the run's details, the pieces and the step range (and this session's
         # trace, for /step_view and the other endpoints), without the figures.
@@ -143,8 +144,8 @@ def wire_look(page: Page, redraw: tuple) -> None:
     """The look, presenter mode and the colour scale redraw the tab on screen; so does a phone turned (the
     narrow-screen box, set by the page's script: its .input, since the page-load event sets it too)."""
     for c in page.look[:3]:
-        c.change(*redraw, api_visibility="undocumented", concurrency_id="draw")
-    page.look[3].input(*redraw, api_visibility="undocumented", concurrency_id="draw")
+        c.change(**one_hop(*redraw), api_visibility="undocumented", concurrency_id="draw")
+    page.look[3].input(**one_hop(*redraw), api_visibility="undocumented", concurrency_id="draw")
 
 
 def wire_pickers(choosers, translated, outputs: list, fresh: NewTraceViews, model: dict, after: tuple) -> None:
@@ -156,8 +157,8 @@ def wire_pickers(choosers, translated, outputs: list, fresh: NewTraceViews, mode
         result, views_out = translated(choice, values)
         return (choice, *result, *views_out)
     for chooser in choosers:
-        chooser.input(pick, [chooser, *fresh.inputs], [*outputs, *fresh.outputs], api_visibility="undocumented",
-                      **model).then(*after, api_visibility="undocumented", queue=False)
+        chooser.input(**one_hop(pick, [chooser, *fresh.inputs], [*outputs, *fresh.outputs]),
+                      api_visibility="undocumented", **model).then(*after, api_visibility="undocumented", queue=False)
         chooser.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)   # ← → step again
 
 
@@ -170,7 +171,7 @@ def wire_branches(page: Page, tabs: list, current_tab: gr.State, drawn: gr.State
         drawn_v, views_out = branched.views(trace, {}, *values)
         return (drawn_v, *views_out)
     for ev in page.model_events:
-        ev.then(redraw_branch, [page.trace, *branched.inputs], [drawn, *branched.outputs],
+        ev.then(**one_hop(redraw_branch, [page.trace, *branched.inputs], [drawn, *branched.outputs]),
                 api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
 
 
@@ -210,11 +211,12 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
     # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
     outputs = [*loaded_outputs, *link_outs, scale, narrow, picker, drawn, *fresh.outputs]
     # the first figures are drawn for the screen they land on: a phone's stack their panels
-    demo.load(open_page, fresh.inputs, outputs, js=NARROW_JS % at_narrow, api_visibility="undocumented", **model).then(
-        *redraw, api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
-    follow_box.change(follow_view, [follow_box, *fresh.inputs], outputs, api_visibility="private",
-                     show_progress="hidden", trigger_mode="always_last", **model).then(
-        *redraw, api_visibility="private", show_progress="hidden", concurrency_id="draw")
+    demo.load(**one_hop(open_page, fresh.inputs, outputs), js=NARROW_JS % at_narrow, api_visibility="undocumented",
+              **model).then(**one_hop(*redraw), api_visibility="undocumented", show_progress="hidden",
+                            concurrency_id="draw")
+    follow_box.change(**one_hop(follow_view, [follow_box, *fresh.inputs], outputs), api_visibility="private",
+                      show_progress="hidden", trigger_mode="always_last", **model).then(
+        **one_hop(*redraw), api_visibility="private", show_progress="hidden", concurrency_id="draw")
 
 
 def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, block: bool = True) -> None:

@@ -11,6 +11,7 @@ from transformer.sentences import split_sentences
 from transformer.translator import Translator
 from transformer.viz import views
 
+from .fast_events import one_hop
 from .page import Page, TabView, log, safe_view, slider_update, update_value
 
 
@@ -133,5 +134,6 @@ def draw_on_select(page: Page, tab: TabView, gr_tab: gr.Tab, visible: gr.State, 
             return (tab.tab_id, gr.skip(), *[gr.skip()] * len(tab.outputs))
         return (tab.tab_id, (now, (tab_ids if was == now else frozenset()) | {tab.tab_id}), *tab.draw(trace, *values))
 
-    gr_tab.select(draw_if_stale, [page.trace, drawn, *tab.controls, *page.look], [visible, drawn, *tab.outputs],
+    gr_tab.select(**one_hop(draw_if_stale, [page.trace, drawn, *tab.controls, *page.look],
+                            [visible, drawn, *tab.outputs]),
                   api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")

@@ -21,6 +21,7 @@ from transformer.translator import Translator, clean_text
 from transformer.viz import views
 from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure, for_narrow
 
+from .fast_events import one_hop
 from .settings import APP_DRAW_CACHE
 
 log = logging.getLogger("app")
@@ -180,8 +181,8 @@ class TabView:
 
     def redraw_on(self, page: Page, components, **kw) -> None:
         for c in components:
-            c.change(self.draw, self.inputs(page), self.outputs, api_visibility="undocumented", concurrency_id="draw",
-                     **kw)
+            c.change(**one_hop(self.draw, self.inputs(page), self.outputs), api_visibility="undocumented",
+                     concurrency_id="draw", **kw)
 
     def redraw_on_kind(self, page: Page, kind, layer, *fits: Fit) -> None:
         """A new attention kind: first the layer slider's range (and `fits`), then the redraw, in that order,
@@ -190,8 +191,8 @@ class TabView:
         event = kind.change(page.layer_range, [kind, layer], layer, queue=False, **quiet)
         for f in fits:
             event = event.then(f.fn, [page.trace, *f.inputs], f.outputs, queue=False, **quiet)
-        event.then(self.draw, self.inputs(page), self.outputs, concurrency_id="draw", trigger_mode="always_last",
-                   **quiet)
+        event.then(**one_hop(self.draw, self.inputs(page), self.outputs), concurrency_id="draw",
+                   trigger_mode="always_last", **quiet)
 
 
 def one_head_row(page: Page, more: Callable[[], tuple] = tuple):
