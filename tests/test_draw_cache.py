@@ -97,3 +97,23 @@ def test_a_failed_drawing_lets_the_waiting_users_draw_their_own():
     results.append(cache.get("v", t, (), lambda: ("drawn",)))
     th.join()
     assert sorted(map(str, results)) == ["('drawn',)", "failed"]
+
+
+def test_a_rooms_attribution_is_drawn_once_for_every_page():
+    """ui.page.drawn_once (the attribution's maps): pages given the same cached attribution object and look get
+    the same figures, drawn once; another layer or another attribution object draws again."""
+    import plotly.graph_objects as go
+
+    from ui.page import drawn_once
+    calls = []
+
+    def draw(layer):
+        calls.append(layer)
+        return ("gap", go.Figure(go.Heatmap(z=[[layer]])))
+    shared, recomputed = Trace("attribution"), Trace("attribution")
+    pages = [drawn_once("attr-test", shared, (1, "Light"), lambda: draw(1)) for _ in range(5)]
+    assert calls == [1] and all(p[1] is pages[0][1] for p in pages)
+    assert pages[0][0] == "gap" and '"z":[[1]]' in pages[0][1].plot.replace(" ", "")
+    drawn_once("attr-test", shared, (2, "Light"), lambda: draw(2))
+    drawn_once("attr-test", recomputed, (1, "Light"), lambda: draw(1))
+    assert calls == [1, 2, 1]

@@ -79,6 +79,10 @@ def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
     return load, [c for _, c in controls]
 
 
+# The old link hidden in the browser: no request to the server (a lecture's 100 Translates, 100 fewer requests).
+HIDE_LINK_JS = "() => ({__type__: 'update', value: '', visible: false})"
+
+
 def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, link_box, new_text=()) -> None:
     """The button that copies the link of what is on screen (and shows it, for phones); `new_text`: the events
     of a new translation, which take the old sentence's link away (Copy link makes the new one)."""
@@ -93,5 +97,4 @@ def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, lin
                    api_visibility="undocumented", queue=False).then(
         None, link_box, link_box, js=COPY_LINK_JS, api_visibility="undocumented", queue=False)
     if new_text:
-        gr.on(list(new_text), lambda: gr.update(value="", visible=False), None, link_box, api_visibility="private",
-              queue=False)
+        gr.on(list(new_text), None, None, link_box, js=HIDE_LINK_JS, api_visibility="private", queue=False)

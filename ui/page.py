@@ -71,6 +71,13 @@ def shared_view(fn):
     return wrapper
 
 
+def drawn_once(view: str, anchor, args: tuple, draw: Callable[[], tuple]) -> tuple:
+    """`draw()` kept in DRAWS under `anchor` (an object everyone asking shares, e.g. a cached attribution; held
+    by a weak reference) and `args`, as ``shared_view`` keeps a tab's views: a room that asks at once draws once."""
+    out = DRAWS.get(("drawn_once", view), anchor, args, draw, _serialised)
+    return tuple(dict(o) if isinstance(o, dict) else o for o in out)
+
+
 def update_value(update, default):
     """The value a `gr.update(...)` (or a plain value) sets, or `default` when it sets none."""
     if isinstance(update, dict):

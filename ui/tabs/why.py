@@ -14,8 +14,8 @@ from transformer.viz import views
 from transformer.viz import why as why_views
 from transformer.viz.figure import empty_figure
 
-from ..page import (KIND_CHOICES, NO_TRACE, Fit, Page, TabView, code_panel, look_of, no_trace, one_head_row,
-                    safe_view, slider_update)
+from ..page import (KIND_CHOICES, NO_TRACE, Fit, Page, TabView, code_panel, drawn_once, look_of, no_trace,
+                    one_head_row, safe_view, slider_update)
 from ..settings import APP_ATTRIBUTION_CONCURRENCY
 
 
@@ -154,7 +154,10 @@ def build_attribution_view(page: Page) -> list:
         lk = look_of(look, large, scale, narrow)
         if res is None:
             return ("", *[empty_figure("Press “Compute attribution”.", lk.dark) for _ in plots])
-        return why_views.attribution_views(res["trace"], res["attributions"], int(layer_v or 1), lk)
+        attrs = res["attributions"]          # the translator's cached objects: a room's 50 pages draw them once
+        return drawn_once("attribution", attrs[0], (tuple(a.method for a in attrs), int(layer_v or 1), look,
+                                                    large, scale, narrow),
+                          lambda: why_views.attribution_views(res["trace"], attrs, int(layer_v or 1), lk))
 
     ins = [result, layer, *page.look]
     btn.click(run_attribution(page.translator), [page.english, method], [result, numbers], api_name="attribution",
