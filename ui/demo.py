@@ -13,7 +13,7 @@ import gradio as gr
 from transformer.translator import Translator
 from transformer.viz.figure import COLORSCALES
 
-from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback
+from .events import NewTraceViews, draw_on_select, drawn_parts, redraw_visible, sentence_choices, translate_callback
 from .fast_events import one_hop
 from .header import build_display_section, build_header, build_input_section
 from .links import BLUR_JS, link_loader, wire_links
@@ -31,16 +31,18 @@ from .tour import tour_json
 
 def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab: gr.State, drawn: gr.State):
     """Every tab; opening one records it as the tab on screen (for the link and the redraws) and draws it."""
-    tabs = []
+    tabs, gr_tabs = [], []
     with gr.Tabs(selected=DEFAULT_TAB, overflow_behavior="wrap", elem_id="tabs") as tabs_box:
         for title, tab_id, build in TABS:
             with gr.Tab(title, id=tab_id) as gr_tab:
                 tabs.append(build(page))
             tabs[-1].tab_id = tab_id
-            draw_on_select(page, tabs[-1], gr_tab, current_tab, drawn)
+            gr_tabs.append(gr_tab)
         with gr.Tab("About", id="about") as tab:
             build_about_tab(page, translator.model.num_parameters(), checkpoint)
         tab.select(lambda: "about", None, current_tab, api_visibility="undocumented", queue=False)
+    for tab, gr_tab in zip(tabs, gr_tabs):      # (after every tab: the fits still due are numbered page-wide)
+        draw_on_select(page, tabs, tab, gr_tab, current_tab, drawn)
     return tabs, tabs_box
 
 
@@ -52,7 +54,7 @@ class PageParts:
     tabs: list
     tabs_box: gr.Tabs
     current_tab: gr.State     # the tab on this user's screen: the only one a Translate draws
-    drawn: gr.State           # (what they were drawn from, the tabs drawn from it): see drawn_for
+    drawn: gr.State           # (what they were drawn from, the tabs drawn from it, fits due): see drawn_parts
     example: gr.Dropdown
     picker: gr.Dropdown
     go_btn: gr.Button
@@ -97,7 +99,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
 
         # A new trace (Translate, a picked sentence or example, a link at page load) comes with its views in the
         # same event: the tabs' fits and the visible tab's figures (NewTraceViews), one request per Translate.
-        fresh = NewTraceViews.of(page, tabs, current_tab)
+        fresh = NewTraceViews.of(page, tabs, current_tab, drawn)
         run = translate_callback(translator)
 
         def translated(text_v, values) -> tuple:
@@ -119,7 +121,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         moved = gr.State(None)   # set when the user opened another tab while a Translate waited: that tab redraws
 
         def moved_on(current, drawn_v):
-            return gr.skip() if drawn_v is None or current in drawn_v[1] else (current, time.monotonic())
+            return gr.skip() if drawn_v is None or current in drawn_parts(drawn_v)[1] else (current, time.monotonic())
         moved.change(**one_hop(draw_all, all_in, all_out), api_visibility="undocumented", concurrency_id="draw")
         typed.then(moved_on, [current_tab, drawn], moved, api_visibility="undocumented", queue=False)
         # The API's /translate: the French, the run's details, the pieces and the step range (and this session's
@@ -165,7 +167,7 @@ def wire_pickers(choosers, translated, outputs: list, fresh: NewTraceViews, mode
 def wire_branches(page: Page, tabs: list, current_tab: gr.State, drawn: gr.State) -> None:
     """A what-if branch, going back, your French: a new trace, redrawn as after Translate, except the step
     tab's fit (it would take the branch for the original)."""
-    branched = NewTraceViews.of(page, tabs, current_tab, after_branch=True)
+    branched = NewTraceViews.of(page, tabs, current_tab, drawn, mode="branch")
 
     def redraw_branch(trace, *values):
         drawn_v, views_out = branched.views(trace, {}, *values)

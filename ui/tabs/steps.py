@@ -61,7 +61,7 @@ def build_steps_tab(page: Page) -> TabView:
         return trace, ""
 
     tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps, kv_html, cand],
-                  [Fit(fit, [], [page.original, page.viewing], after_branch=False)])
+                  [Fit(fit, [], [page.original, page.viewing], after_branch=False, deferrable=False)])
     tab.link = dict(step=step, layer=layer, head=head)
     # The step's figures come in the same event that moves the slider (Previous, Next, the keys, Play), so they
     # always show the step the slider shows; a drag of the slider is one event too.

@@ -1,0 +1,91 @@
+"""ui/events.py: a Translate fits only the tab on screen; a tab off screen gets its fits (slider ranges, pickers)
+when it is opened, from the same trace, as if they had come with the Translate. Run through Gradio's own
+event processing (process_api) on the page the app builds, with one session's state."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import gradio as gr
+from gradio.state_holder import SessionState
+
+from ui.events import drawn_parts
+
+
+def send(demo, block_fn, state, raw):
+    out = asyncio.run(demo.process_api(block_fn=block_fn, inputs=raw, state=state))
+    return json.loads(json.dumps(out["data"], default=str))
+
+
+def raw_inputs(block_fn, state, **by_label):
+    """What the page would send: each input's value in this session (a State's is read by Gradio itself)."""
+    raw = []
+    for c in block_fn.inputs:
+        if c.stateful:
+            raw.append(None)
+        else:
+            config = state.config_values.get(c._id, {}).get("props", {})
+            raw.append(by_label.get(getattr(c, "label", None), config.get("value", c.value)))
+    return raw
+
+
+def opening(demo, tab_id):
+    """The select event of the tab `tab_id` (its draw)."""
+    tab = next(b for b in demo.blocks.values() if isinstance(b, gr.Tab) and b.id == tab_id)
+    return next(f for f in demo.fns.values() if f.name == "draw_if_stale" and any(t[0] == tab._id for t in f.targets))
+
+
+def is_update(v):
+    return isinstance(v, dict) and v.get("__type__") == "update"
+
+
+def test_a_tab_off_screen_is_fitted_when_opened(tiny_translator, tmp_path):
+    from ui.demo import build_demo
+    demo = build_demo(tiny_translator, tmp_path)
+    translate = next(f for f in demo.fns.values() if f.api_name == "translate_and_draw")
+    state = SessionState(demo)
+    text = "The cat is on the red chair."
+    sent = send(demo, translate, state, [text, *raw_inputs(translate, state)[1:]])
+    drawn_id = next(c._id for c in translate.outputs if c.stateful and c._id in state.state_data
+                    and isinstance(state[c._id], tuple))
+    _, drawn_tabs, due = drawn_parts(state[drawn_id])
+    assert drawn_tabs == {"steps"} and due, "the other tabs' fits are not noted as due"
+
+    # The Translate sent the inside tab's query slider no update (a plain value: nothing rebuilt)...
+    query = next(c for c in translate.outputs if getattr(c, "label", None) == "Query row")
+    assert not is_update(sent[translate.outputs.index(query)])
+    # ...and opening the tab sends its range for this trace, then draws it.
+    select = opening(demo, "inside")
+    got = send(demo, select, state, raw_inputs(select, state))
+    fitted = got[select.outputs.index(query)]
+    trace = next(v for v in state.state_data.values() if hasattr(v, "attention"))
+    n_queries = len(trace.attention("encoder").queries)
+    assert is_update(fitted) and fitted["maximum"] == max(n_queries, 2)
+    assert any(isinstance(o, dict) and o.get("type") == "plotly" for o in got), "the tab was not drawn"
+    _, drawn_tabs, due_after = drawn_parts(state[drawn_id])
+    assert drawn_tabs == {"steps", "inside"} and due_after < due
+    # Opened again: drawn and fitted already, nothing is sent again.
+    again = send(demo, select, state, raw_inputs(select, state))
+    assert all(is_update(o) and set(o) == {"__type__"} for o in again[2:])   # (0, 1: the States)
+
+
+def test_a_fit_of_the_greedy_translation_reads_it_behind_a_branch(tiny_translator, tmp_path):
+    """The rivals offered in "Why this word" are the greedy translation's, also when that tab is first opened
+    after a what-if branch (the branch is the trace on screen; the greedy one is kept as the original)."""
+    from ui.demo import build_demo
+    demo = build_demo(tiny_translator, tmp_path)
+    translate = next(f for f in demo.fns.values() if f.api_name == "translate_and_draw")
+    state = SessionState(demo)
+    send(demo, translate, state, ["Where is the station?", *raw_inputs(translate, state)[1:]])
+    greedy = next(v for v in state.state_data.values() if hasattr(v, "attention"))
+    select = opening(demo, "why")
+    trace_id = select.inputs[0]._id
+    original_id = next(c._id for c in select.inputs if c is not select.inputs[0] and c.stateful
+                       and state.state_data.get(c._id) is greedy)
+    branch = tiny_translator.trace("Where is the bus?")
+    state[trace_id] = branch                     # what a branch leaves: another trace, the greedy one behind it
+    got = send(demo, select, state, raw_inputs(select, state))
+    rival = next(c for c in select.outputs if getattr(c, "label", None) == "Rival: one of the step's candidates")
+    offered = [v for _, v in got[select.outputs.index(rival)]["choices"]]
+    assert offered == list(greedy.steps[0].topk_pieces[1:])
+    assert state.state_data[original_id] is greedy
