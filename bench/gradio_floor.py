@@ -1,6 +1,6 @@
 """The floor under the lecture's Translate: what Gradio itself costs when N users click at once.
 
-``python bench/gradio_floor.py [--users 100] [--outputs 1 51] [--inputs 1 50]``
+``python bench/gradio_floor.py [--users 100] [--outputs 1 51] [--inputs 1 50] [--wiring plain one-hop]``
 serves a page with nothing but a text box and a button, whose click sends `--inputs` components and gets
 `--outputs` back (the first output is the text upper-cased, the others empty), and drives it with the same
 load generator as bench/load_test.py (tests/support/gradio_page.py): every user opens the page, then all
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import random
 import statistics
 import subprocess
@@ -27,8 +28,10 @@ from tests.support.app import free_port  # noqa: E402
 from tests.support.gradio_page import AppConfig, Page  # noqa: E402
 
 
-def serve(port: int, n_inputs: int, n_outputs: int) -> None:
+def serve(port: int, n_inputs: int, n_outputs: int, wiring: str) -> None:
     import gradio as gr
+
+    from ui.fast_events import one_hop
     with gr.Blocks() as demo, gr.Tab("Page"):      # (the load generator opens a page's first tab)
         text = gr.Textbox(elem_id="src")
         extra_in = [gr.Slider(1, 10, value=1, step=1) for _ in range(n_inputs - 1)]
@@ -38,7 +41,11 @@ def serve(port: int, n_inputs: int, n_outputs: int) -> None:
 
         def go(t, *_):
             return (str(t).upper(), *[None] * len(extra_out)) if extra_out else str(t).upper()
-        btn.click(go, [text, *extra_in], [out, *extra_out], concurrency_limit=32)
+        demo.load(lambda: None, None, None)   # as the app does: the session exists before the click
+        if wiring == "one-hop":
+            btn.click(**one_hop(go, [text, *extra_in], [out, *extra_out]), concurrency_limit=32)
+        else:
+            btn.click(go, [text, *extra_in], [out, *extra_out], concurrency_limit=32)
     demo.queue(max_size=512).launch(server_name="127.0.0.1", server_port=port, max_threads=80)
 
 
@@ -83,15 +90,17 @@ def main() -> int:
     p.add_argument("--users", type=int, default=100)
     p.add_argument("--inputs", type=int, nargs="+", default=[1, 50])
     p.add_argument("--outputs", type=int, nargs="+", default=[1, 51])
-    p.add_argument("--serve", type=int, nargs=3, help=argparse.SUPPRESS)   # port, inputs, outputs (the child)
+    p.add_argument("--wiring", nargs="+", default=["plain", "one-hop"], choices=["plain", "one-hop"],
+                   help="Gradio's own processing, or ui/fast_events.one_hop (each size is run with each)")
+    p.add_argument("--serve", nargs=4, help=argparse.SUPPRESS)   # port, inputs, outputs, wiring (the child)
     a = p.parse_args()
     if a.serve:
-        serve(*a.serve)
+        serve(int(a.serve[0]), int(a.serve[1]), int(a.serve[2]), a.serve[3])
         return 0
-    for n_in, n_out in zip(a.inputs, a.outputs):
+    for (n_in, n_out), wiring in itertools.product(zip(a.inputs, a.outputs), a.wiring):
         port = free_port()
         log = tempfile.NamedTemporaryFile("w", prefix="gradio-floor-", suffix=".log", delete=False)
-        proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(n_in), str(n_out)],
+        proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(n_in), str(n_out), wiring],
                                 stdout=log, stderr=subprocess.STDOUT)
         try:
             url = f"http://127.0.0.1:{port}"
@@ -99,7 +108,7 @@ def main() -> int:
             asyncio.run(drive(url, 5))                 # warm: the first events of a server take longer
             xs = sorted(asyncio.run(drive(url, a.users)))
             p95 = xs[min(len(xs) - 1, int(0.95 * len(xs)))]
-            print(f"{a.users} users click at once, {n_in} inputs, {n_out} outputs: "
+            print(f"{a.users} users click at once, {n_in} inputs, {n_out} outputs, {wiring}: "
                   f"p50 {1000 * statistics.median(xs):.0f} ms, p95 {1000 * p95:.0f} ms, max {1000 * xs[-1]:.0f} ms",
                   flush=True)
         finally:

@@ -42,7 +42,7 @@ def sentence_choices(text):
     """The picker of sentences, shown only when the text holds more than one."""
     sentences = split_sentences(str(text or ""))
     if len(sentences) < 2:
-        return gr.update(visible=False)
+        return gr.update(visible=False, value=None)   # (hidden already: sent as a plain None, ui/fast_events.py)
     return gr.update(choices=sentences, value=None, visible=True,
                      label=f"{len(sentences)} sentences: the model learned mostly from single ones; pick one to "
                            "translate it alone")

@@ -9,8 +9,9 @@ than the model: ``python bench/gradio_floor.py`` measures it on a page that does
 one thread the function already runs in: the components' own ``preprocess`` and ``postprocess``, on this
 session's copies of the components (so a picker's new choices are the ones a value is checked against),
 registered with ``preprocess=False, postprocess=False``. Gradio still applies ``gr.update(...)`` and
-``gr.skip()`` itself (their values are serialised here). tests/test_fast_events.py checks that the page
-receives the same JSON either way.
+``gr.skip()`` itself (their values are serialised here), except an update that sets only properties the
+component already has: that is sent as its plain value, which Gradio does not rebuild a component for.
+tests/test_fast_events.py checks that the page receives the same values either way.
 """
 from __future__ import annotations
 
@@ -51,11 +52,31 @@ def serialised(block, value):
     if isinstance(value, Block):         # e.g. gr.Tabs(selected=...): an update of the block's arguments
         value = {**value.constructor_args, "__type__": "update"}
     if _is_update(value):
+        if "value" in value and _changes_nothing(_session_block(block), value):
+            return serialised(block, value["value"])      # the same component: its value is all that is new
         if "value" in value:
             value = {**value, "value": serialised(block, value["value"])}
         return value
     out = _session_block(block).postprocess(value)
     return out.model_dump() if isinstance(out, (GradioModel, GradioRootModel)) else out
+
+
+_PROPS = ("visible", "interactive", "minimum", "maximum", "step", "label", "choices")   # compared as they are kept
+
+
+def _changes_nothing(block, update: dict) -> bool:
+    """True when every property `update` sets (but its value) is already `block`'s: Gradio would rebuild the
+    component for nothing (a slider's range, a picker's choices, a hidden box hidden again)."""
+    for key, v in update.items():
+        if key in ("__type__", "value"):
+            continue
+        if key not in _PROPS or not hasattr(block, key):
+            return False
+        if key == "choices":                # as gr.Dropdown / gr.Radio keep them: (label, value) pairs
+            v = [tuple(c) if isinstance(c, (tuple, list)) else (str(c), c) for c in v or []]
+        if getattr(block, key) != v:
+            return False
+    return True
 
 
 def one_hop(fn: Callable, inputs: list, outputs: list) -> dict:

@@ -16,6 +16,7 @@ from transformer.viz import steering as steer_views
 from transformer.viz import views
 from transformer.viz import why as why_views
 
+from ..fast_events import one_hop
 from ..page import (NO_TRACE, Fit, Page, TabView, caption, code_panel, greedy_of, log, look_of, no_trace,
                     safe_view, slider_update)
 from ..settings import PLAY_INTERVAL_S, PLAY_SPEEDS
@@ -65,7 +66,7 @@ def build_steps_tab(page: Page) -> TabView:
     tab.link = dict(step=step, layer=layer, head=head)
     # The step's figures come in the same event that moves the slider (Previous, Next, the keys, Play), so they
     # always show the step the slider shows; a drag of the slider is one event too.
-    step.input(tab.draw, tab.inputs(page), tab.outputs, api_name="step_view", show_progress="hidden",
+    step.input(**one_hop(tab.draw, tab.inputs(page), tab.outputs), api_name="step_view", show_progress="hidden",
                trigger_mode="always_last", concurrency_id="draw")
     tab.redraw_on(page, [layer, head], show_progress="hidden")
     wire_step_buttons(page, tab, step, prev_btn, next_btn, play_btn, timer, speed)
