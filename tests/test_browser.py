@@ -226,3 +226,31 @@ def test_play_shows_the_step_the_slider_shows_at_the_chosen_speed(browser, app_u
     assert len(seen) >= 4, (seen, elapsed)                    # 0.5 s a step: four steps within 6 s
     page.click("#play-step")                                   # pause
     page.close()
+
+
+def test_a_tab_opened_while_a_translate_waits_shows_the_new_sentence(browser, app_url):
+    """Open another tab right after pressing Translate (a long sentence: the answer comes after the tab's own
+    draw): the Translate empties that tab, and the page, seeing another tab on screen than the one the Translate
+    drew, redraws it from the new sentence (ui/demo.py, MOVED_JS): the same figure a link to it draws."""
+    from tests.support.browser import WAIT_MS, open_link, plots_in
+    fig = """() => { const p = document.querySelector('#explorer-plot .js-plotly-plot');
+      return p && p.data ? JSON.stringify([p._fullLayout.title.text, p.data.map((d) => [d.x, d.y, d.z])]) : null; }"""
+    long = ("The old fisherman who lived in the small white house near the harbour walked to the market every "
+            "morning to sell the fish he had caught during the long cold night on the quiet sea.")
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    first = open_link(page, app_url, text="Where is the station?")
+    page.locator("#src-text textarea").fill(long)
+    page.evaluate("() => { document.querySelector('#translate-btn').click();"     # the tab, the same instant
+                  " document.querySelector('#tabs [role=\"tab\"][data-tab-id=\"explorer\"]').click(); }")
+    page.wait_for_function("(old) => document.querySelector('#fr-text textarea').value !== old", arg=first,
+                           timeout=WAIT_MS)
+    plots_in(page, "explorer-plot").wait_for(timeout=WAIT_MS)
+    page.wait_for_function(f"() => ({fig})() && ({fig})().includes('▁walked')", timeout=WAIT_MS)
+    shown = page.evaluate(fig)
+    ref = browser.new_page(viewport={"width": 1280, "height": 800})
+    open_link(ref, app_url, text=long, tab="explorer")
+    plots_in(ref, "explorer-plot").wait_for(timeout=WAIT_MS)
+    ref.wait_for_timeout(1500)
+    assert shown == ref.evaluate(fig)
+    ref.close()
+    page.close()

@@ -3,7 +3,6 @@ page's events (``build_demo``); ``serve`` launches it with its look.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -13,7 +12,7 @@ import gradio as gr
 from transformer.translator import Translator
 from transformer.viz.figure import COLORSCALES
 
-from .events import NewTraceViews, draw_on_select, drawn_parts, redraw_visible, sentence_choices, translate_callback
+from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback
 from .fast_events import one_hop
 from .header import build_display_section, build_header, build_input_section
 from .links import BLUR_JS, link_loader, wire_links
@@ -108,28 +107,33 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
             drawn_v, views_out = fresh.views(trace, {step: step_v}, *values)
             return (trace, *shown, step_v), (drawn_v, *views_out)
 
+        # The tab a Translate drew (the one on screen when it was sent), and a box the page sets when another tab
+        # is on screen by the time the answer comes (opened while the Translate waited): that tab redraws. Both
+        # compared in the browser (MOVED_JS), no request: a lecture's 100 Translates, 100 fewer.
+        drawn_tab = gr.Textbox(visible=False, elem_id="drawn-tab")
+        moved = gr.Textbox(visible=False, elem_id="moved")
+
         def translate(text_v, *values):
             if not str(text_v or "").strip():      # an empty box keeps what is on screen, and says why
                 gr.Warning("Type an English sentence first: the translation and the views below stay as they are.")
-                return (gr.skip(),) * (len(result_outputs) + 2 + len(fresh.outputs))
+                return (gr.skip(),) * (len(result_outputs) + 3 + len(fresh.outputs))
             result, views_out = translated(text_v, values)
-            return (*result, sentence_choices(text_v), *views_out)
+            return (*result, sentence_choices(text_v), values[0], *views_out)
         translate.__doc__ = run.__doc__
-        typed = gr.on([go_btn.click, text.submit], **one_hop(translate, [text, *fresh.inputs],
-                                                             [*result_outputs, picker, drawn, *fresh.outputs]),
+        typed = gr.on([go_btn.click, text.submit],
+                      **one_hop(translate, [text, *fresh.inputs], [*result_outputs, picker, drawn_tab, drawn,
+                                                                   *fresh.outputs]),
                       api_name="translate_and_draw", api_visibility="undocumented", **model)
-        moved = gr.State(None)   # set when the user opened another tab while a Translate waited: that tab redraws
-
-        def moved_on(current, drawn_v):
-            return gr.skip() if drawn_v is None or current in drawn_parts(drawn_v)[1] else (current, time.monotonic())
+        moved_on = dict(fn=None, inputs=[drawn_tab], outputs=moved, js=MOVED_JS, queue=False,
+                        api_visibility="undocumented")
         moved.change(**one_hop(draw_all, all_in, all_out), api_visibility="undocumented", concurrency_id="draw")
-        typed.then(moved_on, [current_tab, drawn], moved, api_visibility="undocumented", queue=False)
+        typed.then(**moved_on)
         # The API's /translate: the French, the run's details, the pieces and the step range (and this session's
         # trace, for /step_view and the other endpoints), without the figures.
         gr.on([], run, text, result_outputs, api_name="translate", **model)   # no trigger on the page: the API's
 
-        wire_pickers((picker, example), translated, [text, *result_outputs, drawn], fresh, model,
-                     (moved_on, [current_tab, drawn], moved))
+        wire_pickers((picker, example), translated, [text, *result_outputs, drawn_tab, drawn], fresh, model,
+                     moved_on)
         wire_branches(page, tabs, current_tab, drawn)
         wire_look(page, (draw_all, all_in, all_out))
         wire_page_load(demo, translator, page, tabs, fresh, [text, *result_outputs, tabs_box, current_tab],
@@ -152,15 +156,16 @@ def wire_look(page: Page, redraw: tuple) -> None:
 
 def wire_pickers(choosers, translated, outputs: list, fresh: NewTraceViews, model: dict, after: tuple) -> None:
     """The sentence picker and the examples: a choice is translated as if typed (`translated`), and shown in the
-    sentence box; `outputs`: the sentence box, the translation's outputs and `drawn`; then `after` runs."""
+    sentence box; `outputs`: the sentence box, the translation's outputs, the tab drawn and `drawn`; then the
+    event `after` runs (its listener's arguments)."""
     def pick(choice, *values):
         if not choice:
             return (gr.update(),) * len(outputs) + (gr.skip(),) * len(fresh.outputs)
         result, views_out = translated(choice, values)
-        return (choice, *result, *views_out)
+        return (choice, *result, values[0], *views_out)   # the sentence box, the results, the tab drawn, the views
     for chooser in choosers:
         chooser.input(**one_hop(pick, [chooser, *fresh.inputs], [*outputs, *fresh.outputs]),
-                      api_visibility="undocumented", **model).then(*after, api_visibility="undocumented", queue=False)
+                      api_visibility="undocumented", **model).then(**after)
         chooser.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)   # ← → step again
 
 
@@ -176,6 +181,13 @@ def wire_branches(page: Page, tabs: list, current_tab: gr.State, drawn: gr.State
         ev.then(**one_hop(redraw_branch, [page.trace, *branched.inputs], [drawn, *branched.outputs]),
                 api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
 
+
+# After a Translate: another tab on screen than the one it drew (``#drawn-tab``) sets ``#moved``, which redraws it.
+# (undefined: no output set, no change event; returning the same value would still fire one)
+MOVED_JS = """(drawn) => {
+  const tab = document.querySelector('#tabs [role="tab"][aria-selected="true"]');
+  return tab && drawn && tab.dataset.tabId !== drawn ? String(Date.now()) : undefined;
+}"""
 
 NARROW_JS = "(...args) => { args[%d] = window.matchMedia('(max-width: 640px)').matches; return args; }"
 
