@@ -90,7 +90,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         text, trace_state, example, picker, go_btn, results = (page.text, page.trace, parts.example, parts.picker,
                                                                parts.go_btn, parts.results)
 
-        draw_all, all_in, all_out = redraw_visible(page, tabs, current_tab, drawn)
+        redraw = redraw_visible(page, tabs, current_tab, drawn)   # the tab on screen: an event's arguments
         step = page.step_slider
         result_outputs = [trace_state, *results, step]
         model = dict(concurrency_id="model",   # with the batcher, waiting requests are decoded together
@@ -126,7 +126,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
                       api_name="translate_and_draw", api_visibility="undocumented", **model)
         moved_on = dict(fn=None, inputs=[drawn_tab], outputs=moved, js=MOVED_JS, queue=False,
                         api_visibility="undocumented")
-        moved.change(**one_hop(draw_all, all_in, all_out), api_visibility="undocumented", concurrency_id="draw")
+        moved.change(**redraw, api_visibility="undocumented", concurrency_id="draw")
         typed.then(**moved_on)
         # The API's /translate: the French, the run's details, the pieces and the step range (and this session's
         # trace, for /step_view and the other endpoints), without the figures.
@@ -135,9 +135,9 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         wire_pickers((picker, example), translated, [text, *result_outputs, drawn_tab, drawn], fresh, model,
                      moved_on)
         wire_branches(page, tabs, current_tab, drawn)
-        wire_look(page, (draw_all, all_in, all_out))
+        wire_look(page, redraw)
         wire_page_load(demo, translator, page, tabs, fresh, [text, *result_outputs, tabs_box, current_tab],
-                       drawn, (draw_all, all_in, all_out), model, rooms, parts.live[3], picker)
+                       drawn, redraw, model, rooms, parts.live[3], picker)
         wire_live(page, tabs, current_tab, rooms, *parts.live[:3])
         wire_links(page, tabs, text, current_tab, *parts.link,
                    new_text=[go_btn.click, text.submit, example.input, picker.input])
@@ -146,12 +146,12 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
     return demo
 
 
-def wire_look(page: Page, redraw: tuple) -> None:
+def wire_look(page: Page, redraw: dict) -> None:
     """The look, presenter mode and the colour scale redraw the tab on screen; so does a phone turned (the
     narrow-screen box, set by the page's script: its .input, since the page-load event sets it too)."""
     for c in page.look[:3]:
-        c.change(**one_hop(*redraw), api_visibility="undocumented", concurrency_id="draw")
-    page.look[3].input(**one_hop(*redraw), api_visibility="undocumented", concurrency_id="draw")
+        c.change(**redraw, api_visibility="undocumented", concurrency_id="draw")
+    page.look[3].input(**redraw, api_visibility="undocumented", concurrency_id="draw")
 
 
 def wire_pickers(choosers, translated, outputs: list, fresh: NewTraceViews, model: dict, after: tuple) -> None:
@@ -193,7 +193,7 @@ NARROW_JS = "(...args) => { args[%d] = window.matchMedia('(max-width: 640px)').m
 
 
 def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: list, fresh: NewTraceViews,
-                   loaded_outputs: list, drawn: gr.State, redraw: tuple, model: dict, rooms: RoomStore,
+                   loaded_outputs: list, drawn: gr.State, redraw: dict, model: dict, rooms: RoomStore,
                    follow_box: gr.Textbox, picker: gr.Dropdown) -> None:
     """At page load: the link's sentence (or the first example, or a followed room's view) translated and the
     view it names drawn, in one event; then each view a followed room sends (``follow_box``), the same way.
@@ -226,11 +226,11 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
     outputs = [*loaded_outputs, *link_outs, scale, narrow, picker, drawn, *fresh.outputs]
     # the first figures are drawn for the screen they land on: a phone's stack their panels
     demo.load(**one_hop(open_page, fresh.inputs, outputs), js=NARROW_JS % at_narrow, api_visibility="undocumented",
-              **model).then(**one_hop(*redraw), api_visibility="undocumented", show_progress="hidden",
+              **model).then(**redraw, api_visibility="undocumented", show_progress="hidden",
                             concurrency_id="draw")
     follow_box.change(**one_hop(follow_view, [follow_box, *fresh.inputs], outputs), api_visibility="private",
                       show_progress="hidden", trigger_mode="always_last", **model).then(
-        **one_hop(*redraw), api_visibility="private", show_progress="hidden", concurrency_id="draw")
+        **redraw, api_visibility="private", show_progress="hidden", concurrency_id="draw")
 
 
 def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, block: bool = True) -> None:

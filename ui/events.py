@@ -56,10 +56,7 @@ def drawn_for(trace, *look) -> tuple:
 def drawn_parts(drawn_v) -> tuple:
     """``drawn``'s parts: what the tabs were drawn from, the tabs drawn from it, and the fits still due (their
     numbers in NewTraceViews.fits: tabs that were off screen when the trace came, fitted when opened)."""
-    if drawn_v is None:
-        return None, frozenset(), frozenset()
-    was, tab_ids, *due = drawn_v
-    return was, tab_ids, (due[0] if due else frozenset())
+    return (None, frozenset(), frozenset()) if drawn_v is None else drawn_v
 
 
 def cleared(tab: TabView) -> list:
@@ -69,16 +66,16 @@ def cleared(tab: TabView) -> list:
     return [None] * len(tab.outputs)
 
 
-def redraw_visible(page: Page, tabs: list[TabView], visible: gr.State, drawn: gr.State):
-    """One callback that draws only the tab on screen (a change of look, a tab opened while a Translate
-    waited), with its fits if they are still due: NewTraceViews in "redraw" mode. ``drawn`` remembers what
-    that tab was drawn from, and the others draw when opened (``draw_on_select``)."""
+def redraw_visible(page: Page, tabs: list[TabView], visible: gr.State, drawn: gr.State) -> dict:
+    """The event (``one_hop``'s arguments) that draws only the tab on screen (a change of look, a tab opened
+    while a Translate waited), with its fits if they are still due: NewTraceViews in "redraw" mode. ``drawn``
+    remembers what that tab was drawn from, and the others draw when opened (``draw_on_select``)."""
     views = NewTraceViews.of(page, tabs, visible, drawn, mode="redraw")
 
     def draw_visible(trace, *values):
         drawn_v, out = views.views(trace, {}, *values)
         return (drawn_v, *out)
-    return draw_visible, [page.trace, *views.inputs], [drawn, *views.outputs]
+    return one_hop(draw_visible, [page.trace, *views.inputs], [drawn, *views.outputs])
 
 
 @dataclass

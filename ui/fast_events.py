@@ -22,16 +22,13 @@ import gradio as gr
 from gradio.blocks import Block
 from gradio.context import LocalContext
 from gradio.data_classes import GradioModel, GradioRootModel
+from gradio.utils import is_prop_update
 
 
 def _session_block(block):
     """This session's copy of `block` (a gr.update replaces it there), or the block as built."""
     config = LocalContext.blocks_config.get(None)
     return config.blocks.get(block._id, block) if config is not None else block
-
-
-def _is_update(value) -> bool:
-    return isinstance(value, dict) and "update" in str(value.get("__type__", ""))
 
 
 def preprocessed(block, raw):
@@ -51,7 +48,7 @@ def serialised(block, value):
         return value
     if isinstance(value, Block):         # e.g. gr.Tabs(selected=...): an update of the block's arguments
         value = {**value.constructor_args, "__type__": "update"}
-    if _is_update(value):
+    if is_prop_update(value):
         if "value" in value and _changes_nothing(_session_block(block), value):
             return serialised(block, value["value"])      # the same component: its value is all that is new
         if "value" in value:
@@ -91,7 +88,7 @@ def one_hop(fn: Callable, inputs: list, outputs: list) -> dict:
         result = fn(request, *args) if wants_request else fn(*args)
         if single:
             return serialised(outputs[0], result)
-        if _is_update(result):           # one gr.skip() / gr.update() for every output
+        if is_prop_update(result):           # one gr.skip() / gr.update() for every output
             return result
         return tuple(serialised(block, v) for block, v in zip(outputs, result))
     run.__name__ = getattr(fn, "__name__", "run")
