@@ -7,13 +7,14 @@ difference of the two logits (the softmax's normaliser cancels). Baseline e' = 0
 embedding replaced by zeros, positions kept.
 
     gradient × input:      A[t, s] = Σ_d ∂f_t/∂e[s, d] (e − e')[s, d]
-    Integrated Gradients:  A[t, s] = Σ_d (e − e')[s, d] · (1/m) Σ_k ∂f_t/∂e[s, d] at e' + (k − ½)/m (e − e')
+    Integrated Gradients:  A[t, s] = Σ_d (e − e')[s, d] · ∫₀¹ ∂f_t/∂e[s, d] at e' + α (e − e') dα
 
-(Sundararajan et al. 2017; midpoint rule with m steps). IG is complete: Σ_s A[t, s] → f_t(e) − f_t(e') as m
-grows. `attribute` starts at m = IG_STEPS and triples m (keeping the points it has) for the targets whose gap
-is still above IG_TOLERANCE of their change, up to IG_MAX_STEPS; the result says how many steps each target took and
-whether every one met the tolerance. The path's points run in chunks of ATTRIBUTION_TOKENS target
-positions whose gradients are summed as they come, so memory does not grow with m.
+(Sundararajan et al. 2017). IG is complete: Σ_s A[t, s] = f_t(e) − f_t(e'). The integral is a midpoint rule
+on intervals of [0, 1] that `integrated_scores` makes finer where the path needs it: it starts from IG_STEPS
+equal intervals, measures each interval's own completeness gap (f at its ends is a forward pass: no gradient),
+and cuts the worst in three while a target's gap is above IG_TOLERANCE of its change, up to IG_MAX_STEPS points;
+the result says how many points each target took and whether every one met the tolerance. The points run in
+chunks of ATTRIBUTION_TOKENS target positions, so memory does not grow with their number.
 
 Only the input embeddings ask for gradients: the shared model's parameters, mode and modules are
 left as they are (no requires_grad flips, no hooks, no train mode), so users can ask at once.
@@ -24,7 +25,7 @@ from typing import Callable, Optional, Sequence
 
 import torch
 
-from ..config import ATTRIBUTION_TOKENS, IG_MAX_STEPS, IG_STEPS, IG_TOLERANCE
+from ..config import ATTRIBUTION_TOKENS, IG_CUT_SHARE, IG_MAX_STEPS, IG_STEPS, IG_TOLERANCE
 from ..why import GAP_FLOOR, Attribution, AttributionMethod
 from .transformer import Transformer
 
@@ -35,76 +36,130 @@ Progress = Callable[[int, int, str], None]   # (rows done, rows in this pass, wh
 def target_function(model: Transformer, e: torch.Tensor, src: torch.Tensor, tgt_in: torch.Tensor,
                     tgt_out: torch.Tensor, rows: torch.Tensor, rivals: Optional[torch.Tensor] = None) -> torch.Tensor:
     """f for a batch: row b's token embeddings e[b] (S, d) -> p(y_t) at t = rows[b], or with `rivals`
-    log p(y_t) − log p(rivals[b])."""
+    log p(y_t) − log p(rivals[b]). `rows` (B, k) (and `rivals` alike): k targets per row, (B, k)."""
     B = e.size(0)
     enc = model.encode(src.expand(B, -1), embedded=model.positional(e))
-    logits = model.decode(tgt_in.expand(B, -1), enc, logits_at=rows).logits                    # (B, vocab)
+    logits = model.decode(tgt_in.expand(B, -1), enc, logits_at=rows).logits            # (B, vocab) or (B, k, vocab)
     logits = logits.to(torch.promote_types(logits.dtype, torch.float32))                       # fp16/bf16 -> fp32
-    chosen = tgt_out[rows][:, None]
+    chosen = tgt_out[rows][..., None]
     if rivals is None:
-        return torch.softmax(logits, -1).gather(1, chosen)[:, 0]
-    return (logits.gather(1, chosen) - logits.gather(1, rivals[:, None]))[:, 0]
+        return torch.softmax(logits, -1).gather(-1, chosen)[..., 0]
+    return (logits.gather(-1, chosen) - logits.gather(-1, rivals[..., None]))[..., 0]
 
 
-def path_gradients(model: Transformer, e: torch.Tensor, src, tgt_in, tgt_out, targets: torch.Tensor,
-                   alphas: torch.Tensor, rivals: Optional[torch.Tensor] = None,
-                   progress: Optional[Callable[[int, int], None]] = None) -> torch.Tensor:
-    """Mean over `alphas` of ∂f_t/∂e at alpha · e, for each t in `targets` (with its rival): (len(targets), S, d).
-    `progress(done, total)` after each chunk of rows."""
-    n, m = targets.numel(), alphas.numel()
-    which = torch.arange(n, device=e.device).repeat_interleave(m)                  # (n·m,) row -> its target
-    a = alphas.repeat(n)                                                           # (n·m,) row -> its path point
-    total = torch.zeros((n, *e.shape[1:]), device=e.device, dtype=torch.promote_types(e.dtype, torch.float32))
+def point_scores(model: Transformer, e: torch.Tensor, src, tgt_in, tgt_out, targets: torch.Tensor,
+                 alphas: torch.Tensor, rivals: Optional[torch.Tensor] = None,
+                 progress: Optional[Callable[[int, int], None]] = None) -> torch.Tensor:
+    """Row r: Σ_d ∂f_t/∂e at alphas[r] · e, times e, for t = targets[r] (with rivals[r]): (R, S) float64, the
+    gradient's share for each source piece (its sum is df_t/dα there). Rows run in chunks of ATTRIBUTION_TOKENS
+    target positions; `progress(done, total)` after each."""
+    R = targets.numel()
+    out = torch.empty((R, e.size(1)), dtype=torch.float64)
     batch = max(1, ATTRIBUTION_TOKENS // tgt_in.size(1))                           # rows per pass (each T long)
     if progress is not None:
-        progress(0, n * m)
-    for i in range(0, n * m, batch):
+        progress(0, R)
+    for i in range(0, R, batch):
         sl = slice(i, i + batch)
-        t = targets[which[sl]]
+        t = targets[sl]
         seen = tgt_in[:, : int(t.max()) + 1]     # f_t reads positions ≤ t only (causal): the rest is not computed
         with torch.enable_grad():
-            x = (a[sl, None, None] * e).detach().requires_grad_(True)
-            f = target_function(model, x, src, seen, tgt_out, t, None if rivals is None else rivals[which[sl]])
-            g = torch.autograd.grad(f.sum(), x)[0]
-        total.index_add_(0, which[sl], g.to(total.dtype))                          # summed as they come
+            x = (alphas[sl, None, None].to(e.dtype) * e).detach().requires_grad_(True)
+            f = target_function(model, x, src, seen, tgt_out, t, None if rivals is None else rivals[sl])
+            g = torch.autograd.grad(f.sum(), x)[0]                                 # (rows, S, d)
+        out[sl] = (g.double() * e.double()).sum(-1).cpu()
         if progress is not None:
-            progress(min(i + batch, n * m), n * m)
-    return total / m
+            progress(min(i + batch, R), R)
+    return out
 
 
-def new_midpoints(m: int, first: bool) -> torch.Tensor:
-    """The midpoints (j + ½)/m of m steps, or (not `first`) those that m/3 steps did not have: tripling the
-    steps keeps every earlier midpoint ((k + ½)/(m/3) is j = 3k + 1), so a refinement costs only the new two
-    thirds."""
-    j = torch.arange(m, dtype=torch.float64)
-    return (j + 0.5) / m if first else (j[j % 3 != 1] + 0.5) / m
+def path_values(model: Transformer, e: torch.Tensor, src, tgt_in, tgt_out, targets: torch.Tensor,
+                alphas: torch.Tensor, rivals: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """f at alphas[r] · e for the targets of row r (targets (R, k), rivals alike), forward only: (R, k) float64.
+    One pass of the model serves the k targets of a row; no gradient is kept."""
+    k = targets.size(1)
+    seen = tgt_in[:, : int(targets.max()) + 1]
+    batch = max(1, ATTRIBUTION_TOKENS // (seen.size(1) * k))                   # bounds the logits kept: rows × k
+    out = []
+    with torch.no_grad():
+        for i in range(0, alphas.numel(), batch):
+            sl = slice(i, i + batch)
+            f = target_function(model, alphas[sl, None, None].to(e.dtype) * e, src, seen, tgt_out, targets[sl],
+                                None if rivals is None else rivals[sl])
+            out.append(f.double().cpu())
+    return torch.cat(out)
 
 
 def integrated_scores(model, e, src, tgt_in, tgt_out, rows, rivals, delta, steps: int, max_steps: int,
                       tolerance: float, progress: Optional[Progress] = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """IG scores (T, S) and the steps each target took: m triples for the targets whose gap is above
-    `tolerance` of |f(input) − f(baseline)| (or GAP_FLOOR), while it stays within max_steps."""
-    sums = torch.zeros((rows.numel(), *e.shape[1:]), dtype=torch.float64, device=e.device)   # Σ gradients so far
-    scores = torch.zeros((rows.numel(), e.size(1)), dtype=torch.float64)
-    taken = torch.zeros(rows.numel(), dtype=torch.long)
-    steps = max(1, steps)
-    todo, m = torch.arange(rows.numel()), steps
-    while todo.numel():
-        alphas = new_midpoints(m, first=m == steps).to(e.device, e.dtype)
-        at = todo.to(rows.device)
-        what = (f"Integrated Gradients: {m} steps for {todo.numel()} target{'s' if todo.numel() > 1 else ''}"
-                + ("" if m == steps else " whose gap is still above the tolerance"))
-        report = None if progress is None else (lambda done, total, what=what: progress(done, total, what))
-        sums[at] += path_gradients(model, e, src, tgt_in, tgt_out, rows[at], alphas,
-                                   None if rivals is None else rivals[at], report).double() * alphas.numel()
-        scores[todo] = (sums[at] / m * e.double()).sum(-1).cpu()
-        taken[todo] = m
-        gap = (scores[todo].sum(1) - delta[todo]).abs()
-        todo = todo[gap > torch.clamp(tolerance * delta[todo].abs(), min=GAP_FLOOR)]
-        if 3 * m > max_steps:
+    """IG scores (T, S) and the points each target took, by an adaptive midpoint rule on the path.
+
+    Every target starts with `steps` equal intervals of [0, 1], each with its midpoint's gradient. An interval
+    [a, a + h]'s own share of the completeness gap is known exactly: h · df/dα at its midpoint (the sum of its
+    scores) against f(a + h) − f(a), where f at the ends costs a forward pass and no gradient. While a target's
+    gap is above `tolerance` of |f(input) − f(baseline)| (or GAP_FLOOR), its worst intervals are cut in three:
+    the fewest, largest first, whose shares add up to IG_CUT_SHARE of all its intervals' (Dörfler's marking, from
+    adaptive finite elements). The middle third keeps its midpoint, so a cut costs two new points. At most
+    `max_steps` points per target."""
+    n, S = rows.numel(), e.size(1)
+    limit = torch.clamp(tolerance * delta.abs(), min=GAP_FLOOR)                 # (n,) the gap a target may keep
+    steps = max(1, min(steps, max_steps))
+    edges = torch.arange(steps + 1, dtype=torch.float64) / steps
+    f_edges = path_values(model, e, src, tgt_in, tgt_out, rows.expand(steps + 1, -1), edges.to(e.device),
+                          None if rivals is None else rivals.expand(steps + 1, -1))          # (steps + 1, n)
+    what = f"Integrated Gradients: {steps} points for {n} target{'s' if n > 1 else ''}"
+    report = None if progress is None else (lambda done, total: progress(done, total, what))
+    mids = (edges[:-1] + edges[1:]) / 2
+    first = point_scores(model, e, src, tgt_in, tgt_out, rows.repeat_interleave(steps), mids.repeat(n).to(e.device),
+                         None if rivals is None else rivals.repeat_interleave(steps), report) / steps
+    # each target's intervals: left end, width, f at both ends, and width × its midpoint's point scores (K, S)
+    left = [edges[:-1].clone() for _ in range(n)]
+    width = [torch.full((steps,), 1 / steps, dtype=torch.float64) for _ in range(n)]
+    f_left = [f_edges[:-1, t].clone() for t in range(n)]
+    f_right = [f_edges[1:, t].clone() for t in range(n)]
+    parts = list(first.view(n, steps, S))
+    while True:
+        cuts = {}
+        for t in range(n):
+            if abs(parts[t].sum() - delta[t]) <= limit[t]:
+                continue
+            share = (parts[t].sum(1) - (f_right[t] - f_left[t])).abs()          # each interval's own gap
+            order = share.argsort(descending=True)
+            k = int((share[order].cumsum(0) < IG_CUT_SHARE * share.sum()).sum()) + 1   # the worst, holding half
+            k = min(k, (max_steps - len(share)) // 2)                         # a cut adds two points
+            if k > 0:
+                cuts[t] = order[:k]
+        if not cuts:
             break
-        m *= 3
-    return scores, taken
+        who = torch.cat([torch.full((len(ks),), t) for t, ks in cuts.items()])   # (C,) each cut's target
+        a0 = torch.cat([left[t][ks] for t, ks in cuts.items()])
+        h3 = torch.cat([width[t][ks] for t, ks in cuts.items()]) / 3
+        C = who.numel()
+        new_edges = torch.cat([a0 + h3, a0 + 2 * h3])                         # (2C,): first thirds, then seconds
+        new_mids = torch.cat([a0 + h3 / 2, a0 + 2.5 * h3])
+        at, riv = rows[who.to(rows.device)], None if rivals is None else rivals[who.to(rivals.device)]
+        f_new = path_values(model, e, src, tgt_in, tgt_out, at.repeat(2)[:, None], new_edges.to(e.device),
+                            None if riv is None else riv.repeat(2)[:, None])[:, 0]
+        what = (f"Integrated Gradients: {2 * C} more points where {len(cuts)} target{'s' if len(cuts) > 1 else ''}"
+                f" still miss{'' if len(cuts) > 1 else 'es'} completeness by more than {tolerance:.0%}")
+        report = None if progress is None else (lambda done, total, what=what: progress(done, total, what))
+        g_new = point_scores(model, e, src, tgt_in, tgt_out, at.repeat(2), new_mids.to(e.device),
+                             None if riv is None else riv.repeat(2), report) * h3.repeat(2)[:, None]
+        i = 0
+        for t, ks in cuts.items():
+            j = slice(i, i + len(ks))
+            lo, hi = slice(i, i + len(ks)), slice(C + i, C + i + len(ks))
+            fa, fb = f_left[t][ks], f_right[t][ks]
+            parts[t][ks] /= 3                                                   # the middle third keeps its point
+            left[t][ks], width[t][ks] = a0[j] + h3[j], h3[j]
+            f_left[t][ks], f_right[t][ks] = f_new[lo], f_new[hi]
+            left[t] = torch.cat([left[t], a0[j], a0[j] + 2 * h3[j]])            # the first and last thirds
+            width[t] = torch.cat([width[t], h3[j], h3[j]])
+            f_left[t] = torch.cat([f_left[t], fa, f_new[hi]])
+            f_right[t] = torch.cat([f_right[t], f_new[lo], fb])
+            parts[t] = torch.cat([parts[t], g_new[lo], g_new[hi]])
+            i += len(ks)
+    scores = torch.stack([p.sum(0) for p in parts])
+    return scores, torch.tensor([len(p) for p in parts], dtype=torch.long)
 
 
 def attribute(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int], method: AttributionMethod,
@@ -136,9 +191,9 @@ def attribute(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int]
                                           tolerance, progress)
     else:
         report = None if progress is None else (lambda done, total: progress(done, total, "Gradient × input"))
-        grads = path_gradients(model, e, src, tgt_in, tgt_out, rows, torch.ones(1, device=device, dtype=e.dtype),
-                               rivals, report)
-        scores, taken = (grads * e.to(grads.dtype)).sum(-1).double().cpu(), torch.ones(rows.numel(), dtype=torch.long)
+        scores = point_scores(model, e, src, tgt_in, tgt_out, rows, torch.ones(rows.numel(), device=device), rivals,
+                              report)
+        taken = torch.ones(rows.numel(), dtype=torch.long)
     targets = [tgt_pieces[step - 1]] if contrastive else list(tgt_pieces)
     return Attribution(method, scores.numpy(), f_in.double().cpu().numpy(), f_base.double().cpu().numpy(),
                        int(taken.max()), BASELINE, tuple(src_pieces), tuple(targets),

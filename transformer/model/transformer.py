@@ -32,7 +32,7 @@ class EncoderOutput:
 
 @dataclass
 class DecoderOutput:
-    logits: torch.Tensor                                       # (B, T, vocab); (B, vocab) with logits_at
+    logits: torch.Tensor                                       # (B, T, vocab); (B, vocab) or (B, k, vocab) with logits_at
     self_attentions: Optional[list[AttentionWeights]] = None   # per layer: (B, H, T, T_total)
     cross_attentions: Optional[list[AttentionWeights]] = None  # per layer: (B, H, T, S)
     hidden_states: Optional[list[torch.Tensor]] = None         # per layer: its output (B, T, d_model), when asked
@@ -151,7 +151,7 @@ class Transformer(nn.Module):
         cache: Optional[DecoderCache] = None,  # given: tgt holds only the new position(s), the cache the rest
         output_attentions: bool = False,
         output_hidden_states: bool = False,    # each layer's output (the logit lens reads them)
-        logits_at: Optional[torch.Tensor] = None,   # (B,) one position per row: only its logits, (B, vocab)
+        logits_at: Optional[torch.Tensor] = None,   # (B,) or (B, k) positions per row: only their logits
     ) -> DecoderOutput:
         start = cache.length if cache is not None else 0
         x = self.embed(tgt, start)
@@ -173,8 +173,9 @@ class Transformer(nn.Module):
                 cross_ws.append(out.cross_attention)
         if cache is not None:
             cache.length += tgt.size(1)
-        if logits_at is not None:                 # attribution needs one position a row: skip the others' vocab
-            x = x[torch.arange(x.size(0), device=x.device), logits_at]            # (B, d_model)
+        if logits_at is not None:                 # attribution needs a few positions a row: skip the others' vocab
+            rows = torch.arange(x.size(0), device=x.device)
+            x = x[rows if logits_at.dim() == 1 else rows[:, None], logits_at]     # (B, d_model) or (B, k, d_model)
         return DecoderOutput(self.output_logits(x), self_ws, cross_ws, hidden)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor, output_attentions: bool = False) -> Seq2SeqOutput:

@@ -206,13 +206,13 @@ def completeness_text(attrs: Sequence[Attribution]) -> str:
             parts.append(f"**{METHOD_TITLES[a.method]}**: {worst} (one point of the path: not meant to be complete; "
                          f"read it as a first-order sketch).")
         elif a.converged:
-            parts.append(f"**{METHOD_TITLES[a.method]}**: {a.steps} steps (each piece {min(a.target_steps)}–{a.steps}, "
-                         f"refined until its gap was under {a.tolerance:.0%} of its change): {worst}. Complete: "
-                         f"the colours add up to the change.")
+            parts.append(f"**{METHOD_TITLES[a.method]}**: {min(a.target_steps)}–{a.steps} points on the path per "
+                         f"piece (more where its path changes fast, until its gap was under {a.tolerance:.0%} of its "
+                         f"change): {worst}. Complete: the colours add up to the change.")
         else:
             off = int(np.sum((a.target_gaps > a.tolerance) & (np.abs(a.gap) > 1e-4)))
-            parts.append(f"**{METHOD_TITLES[a.method]}: approximate.** After {a.steps} steps (the cap), {off} of "
-                         f"{len(a.gap)} pieces still miss completeness by more than {a.tolerance:.0%} of their change "
+            parts.append(f"**{METHOD_TITLES[a.method]}: approximate.** After {a.steps} points on the path (the cap), "
+                         f"{off} of {len(a.gap)} pieces still miss completeness by more than {a.tolerance:.0%} of their change "
                          f"({worst}): compare the pieces' sizes, not their exact values.")
     return " ".join(parts) + f" f = {attrs[0].quantity}; baseline: {attrs[0].baseline}."
 

@@ -147,7 +147,7 @@ def build_attribution_view(page: Page) -> list:
         plots += [gr.Plot(show_label=False, label="Gradient × input", elem_id="attr-gx"), gr.Plot(show_label=False, label="Agreement", elem_id="attr-agree")]
     with gr.Accordion("Numbers (JSON)", open=False):
         numbers = gr.JSON(elem_id="attr-json")
-    code_panel(attribution.target_function, attribution.path_gradients, attribution.integrated_scores)
+    code_panel(attribution.target_function, attribution.point_scores, attribution.integrated_scores)
 
     @safe_view
     def draw_attribution(res, layer_v, look, large, scale, narrow=False):
