@@ -3,6 +3,11 @@
 ``python bench/batch_trace.py [--n 16] [--reps 5]``: one process, one torch thread (the app's
 setting), interleaved; prints the median wall time of each and the ratio, and checks that both
 give the same tokens.
+
+``python bench/batch_trace.py --arrivals 100 [--spread 1.0]``: the model's share of the load test's burst, without
+the web server: that many different sentences sent to the app's Translator (its batcher: APP_CONCURRENCY workers,
+one torch thread each) from as many threads, each at a random moment within --spread seconds; prints the
+latency p50/p95 of ``Translator.trace`` and the batches made.
 """
 from __future__ import annotations
 
@@ -20,9 +25,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, default=16)
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--arrivals", type=int, default=0, metavar="N", help="the burst without the web server (above)")
+    p.add_argument("--spread", type=float, default=1.0)
     args = p.parse_args(argv)
     import torch
     torch.set_num_threads(1)
+    if args.arrivals:
+        return arrivals(args.arrivals, args.spread)
     from bench.load_test import user_sentences
     from transformer.model.decoding import trace_greedy, trace_greedy_batch
     from transformer.translator import Translator
@@ -42,6 +51,34 @@ def main(argv=None) -> int:
     med = {k: statistics.median(v) * 1000 for k, v in times.items()}
     print(f"{args.n} different sentences, traced: one at a time {med['one at a time']:.0f} ms, one batch "
           f"{med['one batch']:.0f} ms ({med['one at a time'] / med['one batch']:.2f}x faster); same tokens: {same}")
+    return 0
+
+
+def arrivals(n: int, spread: float) -> int:
+    import random
+    import threading
+    from bench.load_test import user_sentences
+    from transformer.translator import Translator
+    from ui.settings import APP_CONCURRENCY
+    tr = Translator(None, "cpu", batch_workers=APP_CONCURRENCY, cache_size=0)
+    tr.trace("A sentence to warm up.")
+    texts, latencies, rng = [user_sentences(u)[0] for u in range(n)], [], random.Random(0)
+    starts = [rng.uniform(0, spread) for _ in range(n)]
+
+    def user(i: int) -> None:
+        time.sleep(starts[i])
+        t0 = time.perf_counter()
+        tr.trace(texts[i])
+        latencies.append(time.perf_counter() - t0)
+    threads = [threading.Thread(target=user, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    latencies.sort()
+    print(f"{n} different sentences within {spread:g} s, {APP_CONCURRENCY} batcher workers: Translator.trace p50 "
+          f"{latencies[n // 2] * 1000:.0f} ms, p95 {latencies[min(n - 1, int(0.95 * n))] * 1000:.0f} ms; "
+          f"{tr.batcher.stats()}")
     return 0
 
 

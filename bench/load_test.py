@@ -1,6 +1,6 @@
 """Load test that does what a browser does: N simulated users, raw HTTP + SSE, in one light process.
 
-``python bench/load_test.py [--scenario browser|lecture|burst|attribution|attribution-memory] [--users 16] [--duration 60]
+``python bench/load_test.py [--scenario browser|lecture|burst|arrive|attribution|attribution-memory] [--users 16] [--duration 60]
 [--think 5]``
 starts app.py on 127.0.0.1 (or uses --url). Each user is a page of its own (a session hash),
 driven like Gradio's frontend drives it (bench/record_browser.py records a real browser's requests;
@@ -14,7 +14,10 @@ Scenarios (each action's latency is the whole chain a click starts, e.g. Transla
   open the "Attention explorer" tab, change its layer, back to the first tab; --think s between actions.
 - lecture: everyone opens the page; once all are open, all submit the SAME sentence within one second, then each
   steps through it (Next until the end) with --think s between steps.
-- burst: everyone submits a different sentence at once, once (Translate only).
+- burst: everyone opens the page; once all are open, all submit a different sentence within one second, once
+  (Translate only).
+- arrive: as burst, but each user submits as soon as their own page is open, while the others' pages still open
+  (the burst scenario before 2026-11-25: its translations overlap up to 100 pages' opening).
 - attribution: everyone opens the page; once all are open, all press "Compute attribution" on the lecturer's
   sentence within one second (a room asking the same question: computed once, shared through the cache).
 - attribution-memory: one user computes the attribution of --users different sentences, one after another; the
@@ -68,7 +71,7 @@ def long_sentences(n: int) -> list[str]:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scenario", choices=["browser", "lecture", "burst", "attribution", "attribution-memory"],
+    p.add_argument("--scenario", choices=list(SCENARIOS),
                    default="browser")
     p.add_argument("--users", type=int, default=16)
     p.add_argument("--duration", type=float, default=60.0, help="seconds of load after the last user arrived (browser scenario)")
@@ -192,6 +195,11 @@ async def lecture_user(u: int, page: Page, ids: Ids, expected: dict, load: Load)
 
 
 async def burst_user(u: int, page: Page, ids: Ids, expected: dict, load: Load) -> None:
+    await asyncio.sleep(random.uniform(0, 1.0))           # the room presses within a second
+    await arrive_user(u, page, ids, expected, load)
+
+
+async def arrive_user(u: int, page: Page, ids: Ids, expected: dict, load: Load) -> None:
     text = user_sentences(u)[0]
     page.values[ids.text] = text
     async with load.timed("translate"):
@@ -220,7 +228,8 @@ async def attribution_memory_user(u: int, page: Page, ids: Ids, expected: dict, 
             await attribute(u, page, ids, text, expected, load)
 
 
-SCENARIOS = {"browser": browser_user, "lecture": lecture_user, "burst": burst_user, "attribution": attribution_user,
+SCENARIOS = {"browser": browser_user, "lecture": lecture_user, "burst": burst_user, "arrive": arrive_user,
+             "attribution": attribution_user,
              "attribution-memory": attribution_memory_user}
 
 
@@ -250,7 +259,7 @@ async def run_users(url: str, scenario: str, users: int, expected: dict, load: L
                     await page.open()
                 count_open()
                 counted = True
-                if scenario in ("lecture", "attribution"):   # the room has the page open when the lecturer speaks
+                if scenario in ("lecture", "burst", "attribution"):   # the room has the page open when it starts
                     await all_open.wait()
                 await SCENARIOS[scenario](u, page, ids, expected, load)
             except Exception as e:  # noqa: BLE001
@@ -273,7 +282,7 @@ def expected_results(scenario: str, users: int) -> dict:
     elif scenario == "attribution-memory":                  # one user, `users` different sentences
         texts = set(long_sentences(users))
     else:
-        per_user = {"burst": 1, "browser": len(user_sentences(0))}[scenario]   # the sentences each user sends
+        per_user = {"burst": 1, "arrive": 1, "browser": len(user_sentences(0))}[scenario]   # the sentences each user sends
         texts = {s for u in range(users) for s in user_sentences(u)[:per_user]}
     out = {}
     for t in texts:

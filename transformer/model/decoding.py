@@ -17,7 +17,7 @@ import torch
 from ..config import BATCH_TOKENS, MAX_BATCH_SENTENCES, MAX_SOURCE_PIECES, TOP_K, max_output_pieces
 from ..trace import AttentionMaps, Source, Step, StopReason, TranslationTrace
 from .attention import AttentionWeights
-from .transformer import DecoderOutput, Transformer
+from .transformer import DecoderOutput, EncoderOutput, Transformer
 
 
 class Vocabulary(Protocol):
@@ -88,20 +88,23 @@ def greedy_decode(
 
 
 class AttentionRecorder:
-    """The decoder's attention of a batch, step by step: one numpy copy per layer and step of the whole
-    batch's query rows, cut per sentence at the end (``maps``) to what that sentence computed. Decoder
+    """The decoder's attention of a batch, step by step: one numpy copy per layer and step of the query rows of
+    the sentences still decoding, cut per sentence at the end (``maps``) to what that sentence computed. Decoder
     self-attention rows go into a (T, T) matrix: future probabilities stay 0, and the future cells' scores
     (which the KV cache never computes) come from one teacher-forced pass at the end (``add_future_scores``)."""
 
     def __init__(self, layers: int, heads: int) -> None:
         self.layers, self.heads = layers, heads
         self.rows: list[list[tuple[np.ndarray, ...]]] = []     # [step][layer] -> (self_p, self_s, cross_p, cross_s)
+        self.row_of: list[dict[int, int]] = []                  # [step] sentence -> its row in that step's arrays
         self.full: Optional[list[np.ndarray]] = None            # [layer] -> (B, H, T, T) scores of a whole-prefix pass
 
-    def add(self, dec: DecoderOutput) -> None:
+    def add(self, dec: DecoderOutput, sentences: Sequence[int]) -> None:
+        """One step's maps; `sentences`: the sentence of each row of the batch that decoded it."""
         row = lambda x: x[:, :, 0].float().cpu().numpy()                  # (B, H, 1, keys) -> (B, H, keys)
         self.rows.append([(row(sw.probs), row(sw.scores), row(cw.probs), row(cw.scores))
                           for sw, cw in zip(dec.self_attentions, dec.cross_attentions)])
+        self.row_of.append({b: r for r, b in enumerate(sentences)})
 
     def add_future_scores(self, dec: DecoderOutput) -> None:
         """Decoder self-attention scores of a teacher-forced pass over every sentence's prefix (padded at the
@@ -114,9 +117,10 @@ class AttentionRecorder:
         self_p, self_s = np.zeros((L, H, T, T), np.float32), np.full((L, H, T, T), np.nan, np.float32)
         cross_p, cross_s = np.zeros((L, H, T, S), np.float32), np.zeros((L, H, T, S), np.float32)
         for t in range(T):
+            r = self.row_of[t][b]
             for li, (sp, ss, cp, cs) in enumerate(self.rows[t]):
-                self_p[li, :, t, : t + 1], self_s[li, :, t, : t + 1] = sp[b, :, : t + 1], ss[b, :, : t + 1]
-                cross_p[li, :, t], cross_s[li, :, t] = cp[b, :, :S], cs[b, :, :S]
+                self_p[li, :, t, : t + 1], self_s[li, :, t, : t + 1] = sp[r, :, : t + 1], ss[r, :, : t + 1]
+                cross_p[li, :, t], cross_s[li, :, t] = cp[r, :, :S], cs[r, :, :S]
         if self.full is not None and T > 1:
             future = np.triu(np.ones((T, T), dtype=bool), 1)
             for li, full in enumerate(self.full):
@@ -179,27 +183,32 @@ def trace_greedy_batch(
     stops: list[Optional[StopReason]] = [None] * len(sources)
     prefixes = [vocab.pieces([cfg.bos_id]) for _ in sources]
     tokens = [cfg.bos_id] * len(sources)
+    active, memory = list(range(len(sources))), enc     # the sentences still decoding: the batch's rows
     t_start = time.perf_counter()
     for t in range(max(limits)):
         if deadline_s is not None and time.perf_counter() - t_start > deadline_s:
             stops = [s or "time" for s in stops]
             break
-        dec = model.decode(torch.tensor(tokens, device=device)[:, None], enc, cache=cache, output_attentions=True)
-        recorder.add(dec)
-        probs = torch.softmax(dec.logits[:, -1].float(), dim=-1)                  # (B, vocab)
+        dec = model.decode(torch.tensor([tokens[b] for b in active], device=device)[:, None], memory, cache=cache,
+                           output_attentions=True)
+        recorder.add(dec, active)
+        probs = torch.softmax(dec.logits[:, -1].float(), dim=-1)                  # (rows, vocab)
         top_p, top_i = probs.topk(min(top_k, probs.size(-1)))
-        for b, (ps, ids) in enumerate(zip(top_p.tolist(), top_i.tolist())):
-            if stops[b] is not None:
-                tokens[b] = cfg.pad_id
-                continue
+        for r, (b, ps, ids) in enumerate(zip(active, top_p.tolist(), top_i.tolist())):
             pieces = vocab.pieces(ids)
             tok = forced[b][t] if forced[b] and t in forced[b] else ids[0]
-            piece, p = (pieces[0], ps[0]) if tok == ids[0] else (vocab.pieces([tok])[0], float(probs[b, tok]))
+            piece, p = (pieces[0], ps[0]) if tok == ids[0] else (vocab.pieces([tok])[0], float(probs[r, tok]))
             steps[b].append(Step(t, prefixes[b], tok, piece, p, ids, pieces, ps))
             tokens[b], prefixes[b] = tok, prefixes[b] + [piece]
             stops[b] = "end" if tok == cfg.eos_id else ("length" if t + 1 >= limits[b] else None)
-        if all(s is not None for s in stops):
+        going = [r for r, b in enumerate(active) if stops[b] is None]
+        if not going:
             break
+        if len(going) < len(active):             # the finished leave the batch: their rows cost nothing more
+            rows = torch.tensor(going, device=device)
+            cache.keep_rows(rows)
+            memory = EncoderOutput(memory.memory[rows], None if memory.src_mask is None else memory.src_mask[rows])
+            active = [active[r] for r in going]
     if any(len(s) > 1 for s in steps):   # one teacher-forced pass: the full QKᵀ of decoder self-attention
         tgt_in = pad_batch([[cfg.bos_id] + [st.token_id for st in s][:-1] for s in steps], cfg.pad_id, device)
         recorder.add_future_scores(model.decode(tgt_in, enc, output_attentions=True))

@@ -61,6 +61,12 @@ class DecoderCache:
     layers: list[DecoderLayerCache]
     length: int = 0   # target positions decoded so far
 
+    def keep_rows(self, rows: torch.Tensor) -> None:
+        """Keep only these batch rows (sentences that finished leave a batched decoding)."""
+        keep = lambda kv: None if kv is None else KVCache(kv.k[rows], kv.v[rows])   # noqa: E731
+        for lc in self.layers:
+            lc.memory_kv, lc.self_kv = keep(lc.memory_kv), keep(lc.self_kv)
+
 
 def causal_mask(n_queries: int, n_keys: int, device=None) -> Optional[torch.Tensor]:
     """(Tq, Tk) bool, True where a target position may look: itself and the positions before it.
