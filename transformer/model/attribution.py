@@ -124,7 +124,7 @@ def integrated_scores(model, e, src, tgt_in, tgt_out, rows, rivals, delta, steps
                 continue
             share = (parts[t].sum(1) - (f_right[t] - f_left[t])).abs()          # each interval's own gap
             order = share.argsort(descending=True)
-            k = int((share[order].cumsum(0) < IG_CUT_SHARE * share.sum()).sum()) + 1   # the worst, holding half
+            k = int((share[order].cumsum(0) < IG_CUT_SHARE * share.sum()).sum()) + 1   # the worst few
             k = min(k, (max_steps - len(share)) // 2)                         # a cut adds two points
             if k > 0:
                 cuts[t] = order[:k]
@@ -146,14 +146,13 @@ def integrated_scores(model, e, src, tgt_in, tgt_out, rows, rivals, delta, steps
                              None if riv is None else riv.repeat(2), report) * h3.repeat(2)[:, None]
         i = 0
         for t, ks in cuts.items():
-            j = slice(i, i + len(ks))
-            lo, hi = slice(i, i + len(ks)), slice(C + i, C + i + len(ks))
+            lo, hi = slice(i, i + len(ks)), slice(C + i, C + i + len(ks))     # its cuts' first and last thirds
             fa, fb = f_left[t][ks], f_right[t][ks]
             parts[t][ks] /= 3                                                   # the middle third keeps its point
-            left[t][ks], width[t][ks] = a0[j] + h3[j], h3[j]
+            left[t][ks], width[t][ks] = a0[lo] + h3[lo], h3[lo]
             f_left[t][ks], f_right[t][ks] = f_new[lo], f_new[hi]
-            left[t] = torch.cat([left[t], a0[j], a0[j] + 2 * h3[j]])            # the first and last thirds
-            width[t] = torch.cat([width[t], h3[j], h3[j]])
+            left[t] = torch.cat([left[t], a0[lo], a0[lo] + 2 * h3[lo]])         # the first and last thirds
+            width[t] = torch.cat([width[t], h3[lo], h3[lo]])
             f_left[t] = torch.cat([f_left[t], fa, f_new[hi]])
             f_right[t] = torch.cat([f_right[t], f_new[lo], fb])
             parts[t] = torch.cat([parts[t], g_new[lo], g_new[hi]])
