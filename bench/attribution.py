@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from transformer.config import IG_MAX_STEPS, IG_STEPS  # noqa: E402
-from transformer.model.attribution import attribute, point_scores  # noqa: E402
+from transformer.model.attribution import attribute, path_inputs, point_scores  # noqa: E402
 from transformer.why import GAP_FLOOR  # noqa: E402
 from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
 from transformer.translator import Translator, intra_op_threads  # noqa: E402
@@ -80,22 +80,12 @@ RULE_SENTENCES = ["The agreement on the European Economic Area was signed in Aug
                   "When the students arrived at the station early on Monday morning, the train had already left."]
 
 
-def path_inputs(tr: Translator, text: str):
-    t = tr.trace(text)
-    m = tr.model
-    src = torch.as_tensor([list(t.source.ids)])
-    tgt_out = torch.as_tensor(list(t.tgt_ids))
-    tgt_in = torch.as_tensor([[m.cfg.bos_id, *list(t.tgt_ids)[:-1]]])
-    with torch.no_grad():
-        e = m.embedding(src) * m.emb_scale
-    return t, e, src, tgt_in, tgt_out
-
-
 def uniform_tripling(tr: Translator, text: str, steps: int = 64, max_steps: int = IG_MAX_STEPS, tolerance=0.02,
                      delta=None):
     """The rule the app used before: the midpoint rule with `steps` equal steps for every target, tripled (keeping
     the earlier points) for the targets whose completeness gap is above `tolerance`: scores (T, S), points."""
-    t, e, src, tgt_in, tgt_out = path_inputs(tr, text)
+    t = tr.trace(text)
+    src, tgt_in, tgt_out, e = path_inputs(tr.model, t.source.ids, t.tgt_ids)
     n = tgt_out.numel()
     rows = torch.arange(n)
     if delta is None:

@@ -335,9 +335,7 @@ def test_the_refinement_is_still_integrated_gradients(tiny_model, monkeypatch):
     src_ids, tgt_ids = [5, 9, 11, 7, 3], [6, 12, 8, 3]
     a = attribute(model, src_ids, tgt_ids, "integrated_gradients", ["x"] * 5, ["y"] * 4, steps=2, tolerance=1e-6)
     assert a.converged and len(set(a.target_steps)) > 1 and a.steps > 2      # refined, and not evenly
-    src = torch.tensor([src_ids])
-    tgt_in, tgt_out = torch.tensor([[model.cfg.bos_id, *tgt_ids[:-1]]]), torch.tensor(tgt_ids)
-    e = (model.embedding(src) * model.emb_scale).detach()
+    src, tgt_in, tgt_out, e = A.path_inputs(model, src_ids, tgt_ids)
     m = 3 ** 7
     alphas = (torch.arange(m, dtype=torch.float64) + 0.5) / m
     ref = A.point_scores(model, e, src, tgt_in, tgt_out, torch.arange(4).repeat_interleave(m),

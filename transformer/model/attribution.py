@@ -161,6 +161,17 @@ def integrated_scores(model, e, src, tgt_in, tgt_out, rows, rivals, delta, steps
     return scores, torch.tensor([len(p) for p in parts], dtype=torch.long)
 
 
+def path_inputs(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int]) -> tuple:
+    """(src (1, S), tgt_in (1, T): <s> y1 … y_{n-1}, tgt_out (T,): y1 … y_n, e (1, S, d): the source token
+    embeddings × √d_model, the path's end; its start, the baseline, is 0)."""
+    device = model.device
+    src = torch.as_tensor([list(src_ids)], device=device)
+    tgt_in = torch.as_tensor([[model.cfg.bos_id, *list(tgt_ids)[:-1]]], device=device)
+    with torch.no_grad():
+        e = model.embedding(src) * model.emb_scale
+    return src, tgt_in, torch.as_tensor(list(tgt_ids), device=device), e
+
+
 def attribute(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int], method: AttributionMethod,
               src_pieces: Sequence[str], tgt_pieces: Sequence[str], steps: int = IG_STEPS,
               max_steps: int = IG_MAX_STEPS, tolerance: float = IG_TOLERANCE, step: Optional[int] = None,
@@ -173,14 +184,11 @@ def attribute(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int]
     if method not in ("integrated_gradients", "gradient_x_input"):
         raise ValueError(f"unknown attribution method {method!r}")
     device = model.device
-    src = torch.as_tensor([list(src_ids)], device=device)
-    tgt_out = torch.as_tensor(list(tgt_ids), device=device)
-    tgt_in = torch.as_tensor([[model.cfg.bos_id, *list(tgt_ids)[:-1]]], device=device)
+    src, tgt_in, tgt_out, e = path_inputs(model, src_ids, tgt_ids)
     contrastive = step is not None
     rows = torch.tensor([step - 1], device=device) if contrastive else torch.arange(tgt_out.numel(), device=device)
     rivals = torch.tensor([rival_id], device=device) if contrastive else None
     with torch.no_grad():
-        e = model.embedding(src) * model.emb_scale                                   # (1, S, d), baseline: 0
         f_in = target_function(model, e.expand(len(rows), -1, -1), src, tgt_in, tgt_out, rows, rivals)
         f_base = target_function(model, torch.zeros_like(e).expand(len(rows), -1, -1), src, tgt_in, tgt_out, rows,
                                  rivals)
