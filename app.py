@@ -19,9 +19,8 @@ from pathlib import Path
 from transformer.doubt import load_language_identifier
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from transformer.translator import Translator
-from ui.demo import build_demo, serve
-from ui.rooms import room_store
-from ui.settings import APP_ATTRIBUTION_THREADS, APP_CONCURRENCY, APP_PORT, APP_QUEUE_SIZE, APP_TORCH_THREADS
+from ui.settings import (APP_ATTRIBUTION_THREADS, APP_CONCURRENCY, APP_DECODE_PROCESSES, APP_PORT, APP_QUEUE_SIZE,
+                         APP_TORCH_THREADS)
 
 log = logging.getLogger("app")
 
@@ -48,6 +47,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="translations run at once (the model is shared read-only)")
     p.add_argument("--torch-threads", type=int, default=int(env("APP_TORCH_THREADS", str(APP_TORCH_THREADS))),
                    help="intra-op threads per translation (default 1: concurrent requests share the cores)")
+    p.add_argument("--decode-processes", type=int,
+                   default=int(env("APP_DECODE_PROCESSES", str(APP_DECODE_PROCESSES))),
+                   help="processes of their own that decode the translations, each loading the model (~200 MB); "
+                        "0: decode in the app's process, which shares Python's GIL with the web server (slower "
+                        "when many people translate at once)")
     p.add_argument("--attribution-threads", type=int,
                    default=int(env("APP_ATTRIBUTION_THREADS", str(APP_ATTRIBUTION_THREADS))),
                    help="intra-op threads for an attribution, which runs one at a time (default 0: one per core)")
@@ -57,6 +61,10 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
+    # The page's modules (gradio) are imported here, not above: each decoding process imports this file again
+    # (multiprocessing's spawn runs the main module's imports) and needs only the model's.
+    from ui.demo import build_demo, serve
+    from ui.rooms import room_store
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
     t0 = time.perf_counter()
@@ -66,6 +74,7 @@ def main(argv=None) -> int:
     try:
         # Concurrent Translate requests wait in the batcher and are decoded together, `concurrency` batches at once.
         translator = Translator(args.checkpoint, args.device, batch_workers=args.concurrency,
+                                decode_processes=args.decode_processes, decode_threads=args.torch_threads,
                                 attribution_threads=args.attribution_threads or cores())
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -4,10 +4,11 @@
 setting), interleaved; prints the median wall time of each and the ratio, and checks that both
 give the same tokens.
 
-``python bench/batch_trace.py --arrivals 100 [--spread 1.0]``: the model's share of the load test's burst, without
-the web server: that many different sentences sent to the app's Translator (its batcher: APP_CONCURRENCY workers,
-one torch thread each) from as many threads, each at a random moment within --spread seconds; prints the
-latency p50/p95 of ``Translator.trace`` and the batches made.
+``python bench/batch_trace.py --arrivals 100 [--spread 1.0] [--decode-processes 2]``: the model's share of the load
+test's burst, without the web server: that many different sentences sent to the app's Translator (its batcher:
+APP_CONCURRENCY workers, one torch thread each, decoding in APP_DECODE_PROCESSES processes of their own; 0: here)
+from as many threads, each at a random moment within --spread seconds; prints the latency p50/p95 of
+``Translator.trace`` and the batches made.
 """
 from __future__ import annotations
 
@@ -27,11 +28,12 @@ def main(argv=None) -> int:
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--arrivals", type=int, default=0, metavar="N", help="the burst without the web server (above)")
     p.add_argument("--spread", type=float, default=1.0)
+    p.add_argument("--decode-processes", type=int, default=None, help="with --arrivals (default: the app's)")
     args = p.parse_args(argv)
     import torch
     torch.set_num_threads(1)
     if args.arrivals:
-        return arrivals(args.arrivals, args.spread)
+        return arrivals(args.arrivals, args.spread, args.decode_processes)
     from bench.load_test import user_sentences
     from transformer.model.decoding import trace_greedy, trace_greedy_batch
     from transformer.translator import Translator
@@ -54,13 +56,14 @@ def main(argv=None) -> int:
     return 0
 
 
-def arrivals(n: int, spread: float) -> int:
+def arrivals(n: int, spread: float, processes=None) -> int:
     import random
     import threading
     from bench.load_test import user_sentences
     from transformer.translator import Translator
-    from ui.settings import APP_CONCURRENCY
-    tr = Translator(None, "cpu", batch_workers=APP_CONCURRENCY, cache_size=0)
+    from ui.settings import APP_CONCURRENCY, APP_DECODE_PROCESSES
+    processes = APP_DECODE_PROCESSES if processes is None else processes
+    tr = Translator(None, "cpu", batch_workers=APP_CONCURRENCY, cache_size=0, decode_processes=processes)
     tr.trace("A sentence to warm up.")
     texts, latencies, rng = [user_sentences(u)[0] for u in range(n)], [], random.Random(0)
     starts = [rng.uniform(0, spread) for _ in range(n)]
@@ -76,7 +79,8 @@ def arrivals(n: int, spread: float) -> int:
     for t in threads:
         t.join()
     latencies.sort()
-    print(f"{n} different sentences within {spread:g} s, {APP_CONCURRENCY} batcher workers: Translator.trace p50 "
+    print(f"{n} different sentences within {spread:g} s, {APP_CONCURRENCY} batcher workers, {processes} decoding "
+          f"processes: Translator.trace p50 "
           f"{latencies[n // 2] * 1000:.0f} ms, p95 {latencies[min(n - 1, int(0.95 * n))] * 1000:.0f} ms; "
           f"{tr.batcher.stats()}")
     return 0

@@ -308,7 +308,8 @@ def summary(args, load: Load, wall: float, cpu_s: float, rss_mb) -> dict:
                   load_generator_cpu_s=round(cpu_s, 1), app_rss_mb=rss_mb)
     print(f"{args.scenario}: {args.users} users, {wall:.0f} s: {len(every)} actions, {len(load.errors)} errors, "
           f"{len(load.crossed)} crossed, {load.timed_out} cut at the time limit; received {result['received_mb']} MB; load generator CPU {cpu_s:.1f} s"
-          + (f"; app RSS {rss_mb:.0f} MB" if rss_mb else ""))
+          + (f"; app RSS {rss_mb['rss']:.0f} MB, PSS {rss_mb['pss']:.0f} MB ({rss_mb['processes']} processes; the "
+             f"app's own RSS {rss_mb['app_rss']:.0f} MB)" if rss_mb else ""))
     for k, s in [("all", result["all"]), *result["per_action"].items()]:
         if s["n"]:
             print(f"  {k:13} n={s['n']:5}  p50 {s['p50_ms']:6} ms  p95 {s['p95_ms']:6} ms  max {s['max_ms']:6} ms")
@@ -318,9 +319,17 @@ def summary(args, load: Load, wall: float, cpu_s: float, rss_mb) -> dict:
 
 
 def app_rss_mb(proc):
+    """The app's memory with its decoding processes': the sum of their RSS (which counts the libraries they
+    share, e.g. torch's, once per process: an upper bound) and of their PSS (shared pages split between them)."""
     try:
         import psutil
-        return psutil.Process(proc.pid).memory_info().rss / 2**20 if proc is not None else None
+        if proc is None:
+            return None
+        app = psutil.Process(proc.pid)
+        procs = [app, *app.children(recursive=True)]
+        full = [p.memory_full_info() for p in procs]
+        return dict(rss=sum(m.rss for m in full) / 2**20, pss=sum(m.pss for m in full) / 2**20,
+                    app_rss=full[0].rss / 2**20, processes=len(procs))
     except Exception:  # noqa: BLE001
         return None
 

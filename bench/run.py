@@ -187,9 +187,9 @@ def bench_training(tr: Translator, steps: int) -> dict:
 
 def bench_app(reps: int, requests: int) -> dict:
     """Cold start, end-to-end requests via gradio_client, redraw, JSON size, memory."""
-    import psutil
     from gradio_client import Client
 
+    from bench.load_test import app_rss_mb
     from tests.support.app import start_app, stop_app
     t0 = time.perf_counter()
     proc, url = start_app()
@@ -207,7 +207,7 @@ def bench_app(reps: int, requests: int) -> dict:
         for i in range(requests):
             client.predict(texts[i % len(texts)], api_name="/translate")
             client.predict(2, 2, "1", "Light", False, "Viridis", api_name="/step_view")
-        rss = psutil.Process(proc.pid).memory_info().rss / 2**20
+        rss = app_rss_mb(proc)["rss"]          # its decoding processes included
     finally:
         stop_app(proc)
     return dict(cold_start_s=cold, translate_e2e_ms=e2e, step_redraw_e2e_ms=redraw, explorer_redraw_e2e_ms=explorer,
@@ -296,7 +296,7 @@ def main(argv=None) -> int:
         print(f"cold start (process start to first translation answered): {app['cold_start_s']:.1f} s")
         print(f"Translate request, 12 words: {app['translate_e2e_ms']:.0f} ms; step-slider redraw: "
               f"{app['step_redraw_e2e_ms']:.0f} ms; explorer redraw: {app['explorer_redraw_e2e_ms']:.0f} ms")
-        print(f"resident memory after {app['requests'] + 3 * reps} requests: {app['rss_mb_after']:.0f} MB")
+        print(f"resident memory (decoding processes included) after {app['requests'] + 3 * reps} requests: {app['rss_mb_after']:.0f} MB")
     if not args.skip_training:
         torch.set_num_threads(os.cpu_count() or 1)     # training uses every core
         out["training"] = trn = bench_training(tr, 3 if args.quick else 6)

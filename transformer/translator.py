@@ -21,7 +21,8 @@ from .config import (ATTRIBUTION_MAX_PIECES, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX,
 from .io.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS_FILE, load_checkpoint, load_piece_counts, resolve_device
 from .pieces import UNK_PIECE, WORD_MARKER
 from .model.attribution import attribute
-from .model.decoding import cut_source, source_limit, trace_greedy, trace_greedy_batch, translate_batch
+from .decode_process import DecodeProcesses, trace_items
+from .model.decoding import cut_source, source_limit, trace_greedy, translate_batch
 from .model.optimize import optimize_for_inference
 from .model.search import beam_search, branch, forced_pass
 from .steering import BeamResult, ForcedResult
@@ -92,8 +93,11 @@ class Translator:
 
     def __init__(self, checkpoint: Optional[str | Path] = None, device: str = "auto",
                  cache_size: int = TRACE_CACHE_SIZE, batch_workers: int = 0, max_batch: int = MAX_BATCH,
-                 batch_window_s: float = BATCH_WINDOW_S, attribution_threads: Optional[int] = None) -> None:
-        """`attribution_threads`: intra-op threads for an attribution's passes (None: the process's setting)."""
+                 batch_window_s: float = BATCH_WINDOW_S, attribution_threads: Optional[int] = None,
+                 decode_processes: int = 0, decode_threads: int = 1) -> None:
+        """`attribution_threads`: intra-op threads for an attribution's passes (None: the process's setting).
+        `decode_processes` (with `batch_workers`): the batcher's batches are decoded in that many processes of
+        their own, `decode_threads` torch threads each (``decode_process.py``), instead of in this one."""
         self.device = resolve_device(device)
         self.attribution_threads = attribution_threads
         # One attribution computes at a time (its passes take every core and a bounded chunk of memory); requests
@@ -113,6 +117,8 @@ class Translator:
         self.attributions = TraceCache(ATTRIBUTION_CACHE_SIZE, frozen=lambda a: a) if cache_size > 0 else None
         self.batcher = (MicroBatcher(self._trace_batch, max_batch, batch_workers, batch_window_s, "trace")
                         if batch_workers > 0 else None)
+        self.decoders = (DecodeProcesses(checkpoint, str(self.device), decode_processes, decode_threads)
+                         if self.batcher is not None and decode_processes > 0 else None)
 
     def encode_source(self, text: str) -> tuple[list[int], bool]:
         """Source ids ending in EOS, cut to the model's limit; and whether they were cut."""
@@ -176,29 +182,12 @@ class Translator:
         return out
 
     def _trace_batch(self, items: Sequence[tuple[Source, tuple]]) -> list:
-        """The batcher's work: items with the same settings decoded in one batch. A batch that fails
-        is retried one sentence at a time, so one bad input fails only its own request."""
-        out: list = [None] * len(items)
-        groups: dict[tuple, list[int]] = {}
-        for i, (_, settings) in enumerate(items):
-            groups.setdefault(settings, []).append(i)
-        for settings, idx in groups.items():
-            kw = dict(settings)
-            try:
-                traces = trace_greedy_batch(self.model, self.tokenizer, [items[i][0] for i in idx], **kw)
-            except Exception:  # noqa: BLE001
-                traces = [self._trace_one(items[i][0], kw) for i in idx]
-            for i, t in zip(idx, traces):
-                out[i] = t
-        return out
+        """The batcher's work: items with the same settings decoded in one batch (``trace_items``), in a
+        decoding process when there are some, else here."""
+        if self.decoders is not None:
+            return self.decoders.trace_batch(items)
+        return trace_items(self.model, self.tokenizer, items)
 
-    def _trace_one(self, source: Source, kw: dict):
-        try:
-            return trace_greedy(self.model, self.tokenizer, source, **kw)
-        except Exception as e:  # noqa: BLE001  (handed to this request's caller)
-            return e
-
-    # --- steering the decoder (model/search.py): each raises ValueError with a message for the user
     def french_ids(self, french: str) -> tuple[list[int], tuple[str, ...]]:
         """Your French as piece ids ending in </s>, within the limits; and notes for the user."""
         if len(french or "") > MAX_INPUT_CHARS:

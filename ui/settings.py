@@ -6,6 +6,8 @@ from transformer.config import MAX_INPUT_CHARS
 
 APP_CONCURRENCY = 2         # translations at once (one per core on the 2-core machine it was tuned on)
 APP_TORCH_THREADS = 1       # intra-op threads per translation: concurrent requests share the cores
+APP_DECODE_PROCESSES = 2    # processes that decode the batched translations (APP_TORCH_THREADS threads each), so
+                            # the decoding loop does not share a GIL with the web server (0: in the app's process)
 APP_ATTRIBUTION_THREADS = 0 # intra-op threads for an attribution (run one at a time): 0 = one per core
 APP_ATTRIBUTION_CONCURRENCY = 16   # attribution requests handled at once: one computes (the translator's lock),
                                    # the others wait for its result or find theirs cached

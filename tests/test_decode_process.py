@@ -1,0 +1,93 @@
+"""Decoding in processes of their own (transformer/decode_process.py): the same traces as decoding here, each
+request its own result, a dead process replaced, and no process left behind when the app's process dies."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+
+from transformer.trace import KINDS, Source
+
+ROOT = Path(__file__).resolve().parent.parent
+SENTENCES = ["The agreement on the European Economic Area was signed in August 1992.", "I like tea.",
+             "Where are you going tonight?", "The children are playing in the snow.",
+             "He bought a new car last week, but he still takes the bus to work every morning."]
+
+
+@pytest.fixture(scope="module")
+def here(bundled_checkpoint):
+    from transformer.translator import Translator
+    return Translator(bundled_checkpoint, "cpu", cache_size=0)
+
+
+@pytest.fixture(scope="module")
+def apart(bundled_checkpoint):
+    from transformer.translator import Translator
+    tr = Translator(bundled_checkpoint, "cpu", cache_size=0, batch_workers=1, max_batch=8, decode_processes=1)
+    yield tr
+    tr.decoders.close()
+
+
+def test_a_decoding_process_gives_the_traces_decoded_here(here, apart):
+    with ThreadPoolExecutor(len(SENTENCES)) as pool:       # arriving together: decoded there in batches
+        got = list(pool.map(apart.trace, SENTENCES))
+    for text, b in zip(SENTENCES, got):
+        a = here.trace(text)
+        assert b.source == a.source and b.translation == a.translation and b.tgt_ids == a.tgt_ids
+        assert [s.topk_ids for s in b.steps] == [s.topk_ids for s in a.steps]
+        np.testing.assert_allclose([s.topk_probs for s in b.steps], [s.topk_probs for s in a.steps], rtol=1e-5)
+        for kind in KINDS:
+            ma, mb = a.attention(kind), b.attention(kind)
+            assert (mb.queries, mb.keys) == (ma.queries, ma.keys)
+            np.testing.assert_allclose(mb.probs, ma.probs, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(mb.scores, ma.scores, rtol=1e-5, atol=1e-5)
+            assert not mb.probs.flags.writeable and not mb.scores.flags.writeable   # shared traces stay read-only
+    assert apart.batcher.stats()["largest"] > 1
+
+
+def test_a_bad_item_fails_only_its_own_request(apart):
+    good = apart.source("I like tea.")
+    bad = Source("x", (apart.cfg.vocab_size + 5, apart.cfg.eos_id), ("x", "</s>"))   # no such piece: the model fails
+    out = apart.decoders.trace_batch([(good, ()), (bad, ()), (good, ())])
+    assert isinstance(out[1], Exception)
+    assert out[0].translation == out[2].translation == apart.trace("I like tea.").translation
+
+
+def test_a_killed_decoding_process_is_replaced(apart):
+    before = apart.decoders.pids()
+    os.kill(before[0], signal.SIGKILL)
+    assert apart.trace("Where are you going tonight?").translation     # decoded again in a new process
+    assert apart.decoders.restarts == 1 and apart.decoders.pids() != before
+
+
+def test_no_decoding_process_outlives_the_app(bundled_checkpoint):
+    """The app killed outright (no clean shutdown): its decoding process ends too, within seconds."""
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(ROOT)!r})
+        from transformer.decode_process import DecodeProcesses
+        if __name__ == "__main__":
+            d = DecodeProcesses({str(bundled_checkpoint)!r}, "cpu", 1, 1)
+            print(d.pids()[0], flush=True)
+            time.sleep(600)
+    """)
+    app = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(app.stdout.readline())
+        assert psutil.pid_exists(child)
+    finally:
+        app.kill()
+        app.wait()
+    deadline = time.time() + 15
+    while time.time() < deadline and psutil.pid_exists(child) and psutil.Process(child).status() != "zombie":
+        time.sleep(0.2)
+    assert not psutil.pid_exists(child) or psutil.Process(child).status() == "zombie"
