@@ -207,7 +207,7 @@ def bench_app(reps: int, requests: int) -> dict:
         for i in range(requests):
             client.predict(texts[i % len(texts)], api_name="/translate")
             client.predict(2, 2, "1", "Light", False, "Viridis", api_name="/step_view")
-        rss = app_rss_mb(proc)["rss"]          # its decoding processes included
+        rss = (app_rss_mb(proc) or {}).get("rss", float("nan"))      # its decoding processes included
     finally:
         stop_app(proc)
     return dict(cold_start_s=cold, translate_e2e_ms=e2e, step_redraw_e2e_ms=redraw, explorer_redraw_e2e_ms=explorer,

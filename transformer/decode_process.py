@@ -7,9 +7,11 @@ has its own GIL: the app's batcher hands each batch to one of these processes an
 
 ``DecodeProcesses(checkpoint, device, processes, threads)``: ``trace_batch(items)`` decodes (Source, settings)
 items exactly as ``Translator._trace_batch`` does in the app's own process (``trace_items``, shared by both), in a
-process that loaded the same checkpoint on the same device. Traces travel back pickled (numpy arrays and tuples,
-tens of kB) and are made read-only again here. A process that dies (killed, out of memory) is replaced, and the
-batch it held is decoded once more in a new one. No gradio.
+process that loaded the same checkpoint on the same device. Traces travel back pickled (numpy arrays and tuples:
+about 150 kB for a 20-piece sentence, up to ~25 MB at the input and output limits) and are made read-only again
+here. A process that dies (killed, out of memory) is replaced and the batch it held decoded again one sentence at
+a time, so a sentence that kills its process fails only its own request; one that hangs past the time limit is
+killed and replaced. No gradio.
 """
 from __future__ import annotations
 
@@ -17,17 +19,21 @@ import logging
 import multiprocessing
 import queue
 import threading
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .config import TRACE_DEADLINE_S
+from .io.checkpoint import checkpoint_identity
 from .trace import Source
 from .trace_cache import freeze
 
 log = logging.getLogger(__name__)
 
-_model = _tokenizer = None      # in a decoding process: its own copy, loaded once by `_load`
+_model = _tokenizer = _identity = None      # in a decoding process: its own copy, loaded once by `_load`
+START_TIMEOUT_S = 120.0                     # a decoding process that has not loaded the model by then has failed
+BATCH_TIMEOUT_S = TRACE_DEADLINE_S + 30.0   # a batch ends by its deadline; one that has not by then is stuck
 
 
 def trace_items(model, tokenizer, items: Sequence[tuple[Source, tuple]]) -> list:
@@ -49,6 +55,7 @@ def trace_items(model, tokenizer, items: Sequence[tuple[Source, tuple]]) -> list
                 try:
                     traces.append(trace_greedy(model, tokenizer, items[i][0], **kw))
                 except Exception as e:  # noqa: BLE001
+                    log.exception("decoding %r failed", items[i][0].text[:80])
                     traces.append(e)
         for i, t in zip(idx, traces):
             out[i] = t
@@ -57,71 +64,119 @@ def trace_items(model, tokenizer, items: Sequence[tuple[Source, tuple]]) -> list
 
 def _load(checkpoint: Optional[str], device: str, threads: int) -> None:
     """A decoding process's start: it ends when the app's process ends, however that ends (a killed app must not
-    leave its decoders behind); then its torch threads, and the model, loaded as the app's process loads it."""
-    global _model, _tokenizer
+    leave its decoders behind), and leaves Ctrl-C to the app; then its torch threads, and the model, loaded as
+    the app's process loads it and run once (its first decoding is slower)."""
+    global _model, _tokenizer, _identity
     import os
+    import signal
     import torch
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(target=lambda: (parent.join(), os._exit(0)), name="parent-watch", daemon=True).start()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s decoding process: %(message)s")
     from .io.checkpoint import load_checkpoint
     from .model.optimize import optimize_for_inference
     if threads > 0:
         torch.set_num_threads(threads)
     model, _tokenizer = load_checkpoint(checkpoint, device)
     _model = optimize_for_inference(model)
+    _identity = checkpoint_identity(checkpoint, _model.device)
+    ids = _tokenizer.encode("Hello.") + [_model.cfg.eos_id]
+    trace_items(_model, _tokenizer, [(Source("Hello.", ids, _tokenizer.pieces(ids)), ())])
 
 
 def _run(items: Sequence[tuple[Source, tuple]]) -> list:
     return trace_items(_model, _tokenizer, items)
 
 
-def _pid() -> int:
+def _hello() -> tuple[int, tuple]:
+    """This decoding process's id, and which weights it decodes with."""
     import os
-    return os.getpid()
+    return os.getpid(), _identity
 
 
 class DecodeProcesses:
     """`processes` decoding processes with `threads` torch threads each (0: torch's default), each behind a pool
     of one so that a batch goes to a process that is free. Started with "spawn" (a fork of a process already
-    running torch's thread pools can hang), each loads the model itself, here, before the first request: about
-    2 s and 150-250 MB of memory per process."""
+    running torch's thread pools can hang), together, each loading the model itself before the first request:
+    a few seconds and about 215 MB of memory per process. Raises if they cannot start, or if they loaded other
+    weights than `identity` (``checkpoint_identity``: the app's own)."""
 
     def __init__(self, checkpoint: Optional[str | Path], device: str = "cpu", processes: int = 1,
-                 threads: int = 1) -> None:
+                 threads: int = 1, identity: Optional[tuple] = None) -> None:
         self._args = (str(checkpoint) if checkpoint is not None else None, str(device), threads)
+        self.identity = identity
         self._free: queue.SimpleQueue = queue.SimpleQueue()
-        self._pools = [self._start() for _ in range(max(1, processes))]
+        self._pools: list[ProcessPoolExecutor] = []
+        self.restarts = 0
+        try:
+            hellos = []
+            for _ in range(max(1, processes)):
+                pool, hello = self._spawn()
+                self._pools.append(pool)
+                hellos.append(hello)
+            for hello in hellos:
+                self._check(hello.result(timeout=START_TIMEOUT_S))
+        except BaseException:
+            self.close(wait=False)
+            raise
         for pool in self._pools:
             self._free.put(pool)
-        self.restarts = 0
 
-    def _start(self) -> ProcessPoolExecutor:
+    def _spawn(self):
         pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_load,
                                    initargs=self._args)
-        pool.submit(_pid).result()          # started and loaded now, not on a user's first request
-        return pool
+        return pool, pool.submit(_hello)
+
+    def _check(self, hello: tuple[int, tuple]) -> None:
+        if self.identity is not None and hello[1] != self.identity:
+            raise RuntimeError(f"a decoding process loaded other weights ({hello[1]}) than the app's ({self.identity})")
 
     def trace_batch(self, items: Sequence[tuple[Source, tuple]]) -> list:
         """One result per item, in order: a read-only TranslationTrace, or the exception its decoding raised."""
         pool = self._free.get()
         try:
             try:
-                out = pool.submit(_run, list(items)).result()
-            except BrokenProcessPool:       # the process died (killed, out of memory): a new one decodes it again
-                log.warning("a decoding process died; starting a new one")
-                pool.shutdown(wait=False, cancel_futures=True)
-                self._pools[self._pools.index(pool)] = pool = self._start()
-                self.restarts += 1
-                out = pool.submit(_run, list(items)).result()
+                out = pool.submit(_run, list(items)).result(timeout=BATCH_TIMEOUT_S)
+            except (RuntimeError, FutureTimeout) as e:     # BrokenProcessPool, or a pool shut down: a new one
+                pool = self._replace(pool, e)
+                out = []                  # one at a time: a sentence that kills its process fails only itself
+                for item in items:
+                    try:
+                        out.append(pool.submit(_run, [item]).result(timeout=BATCH_TIMEOUT_S)[0])
+                    except (RuntimeError, FutureTimeout) as e2:
+                        out.append(RuntimeError("the decoding process failed on this sentence"))
+                        pool = self._replace(pool, e2)
         finally:
             self._free.put(pool)
         return [r if isinstance(r, Exception) else freeze(r) for r in out]
 
-    def pids(self) -> list[int]:
-        """The decoding processes' ids, e.g. to add up the app's memory."""
-        return sorted(pool.submit(_pid).result() for pool in list(self._pools))
+    def _replace(self, pool: ProcessPoolExecutor, why: BaseException) -> ProcessPoolExecutor:
+        """A new process in place of one that died or hangs (killed first)."""
+        log.warning("a decoding process %s; starting a new one", "died" if isinstance(why, BrokenProcessPool) else
+                    "hangs" if isinstance(why, FutureTimeout) else f"failed ({why})")
+        self._stop(pool)
+        new, hello = self._spawn()
+        self._pools[self._pools.index(pool)] = new
+        self.restarts += 1
+        try:
+            self._check(hello.result(timeout=START_TIMEOUT_S))
+        except Exception:  # noqa: BLE001  (its next batch finds it broken and replaces it again)
+            log.exception("the new decoding process did not start")
+        return new
 
-    def close(self) -> None:
+    @staticmethod
+    def _stop(pool: ProcessPoolExecutor, wait: bool = False) -> None:
+        for p in list((getattr(pool, "_processes", None) or {}).values()):
+            if p.is_alive() and not wait:
+                p.kill()
+        pool.shutdown(wait=wait, cancel_futures=True)
+
+    def pids(self) -> list[int]:
+        """The decoding processes' ids (asked of each process: waits for a batch it is decoding)."""
+        return sorted(pool.submit(_hello).result(timeout=BATCH_TIMEOUT_S)[0] for pool in list(self._pools))
+
+    def close(self, wait: bool = True) -> None:
         for pool in self._pools:
-            pool.shutdown(wait=True, cancel_futures=True)
+            self._stop(pool, wait)

@@ -9,6 +9,7 @@ import contextlib
 import ctypes
 import dataclasses
 import functools
+import logging
 import threading
 import unicodedata
 from pathlib import Path
@@ -18,7 +19,7 @@ from . import doubt
 from .batcher import MicroBatcher
 from .config import (ATTRIBUTION_MAX_PIECES, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS,
                      TOP_K, TRACE_DEADLINE_S)
-from .io.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS_FILE, load_checkpoint, load_piece_counts, resolve_device
+from .io.checkpoint import checkpoint_identity, load_checkpoint, load_piece_counts, resolve_device
 from .pieces import UNK_PIECE, WORD_MARKER
 from .model.attribution import attribute
 from .decode_process import DecodeProcesses, trace_items
@@ -29,6 +30,8 @@ from .steering import BeamResult, ForcedResult
 from .trace import Source, TranslationTrace
 from .why import METHODS, Attribution
 from .trace_cache import TRACE_CACHE_SIZE, TraceCache, TraceKey
+
+log = logging.getLogger(__name__)
 
 ATTRIBUTION_CACHE_SIZE = 32   # attributions kept (a room asking for the lecturer's sentence: one computation)
 MAX_BATCH = 16          # concurrent requests decoded together in one batch, at most
@@ -77,13 +80,6 @@ def intra_op_threads(n: Optional[int]):
         torch.set_num_threads(before)
 
 
-def checkpoint_identity(checkpoint: Optional[str | Path], device) -> tuple:
-    """Which weights a trace came from: the folder, its weights file's size and time, the device."""
-    folder = Path(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT
-    st = (folder / WEIGHTS_FILE).stat()
-    return str(folder.resolve()), st.st_size, st.st_mtime_ns, str(device)
-
-
 class Translator:
     """A loaded model and tokenizer on one device, prepared for inference (``optimize_for_inference``).
     The model is read-only after loading: safe to share between threads, since every call keeps its
@@ -117,8 +113,20 @@ class Translator:
         self.attributions = TraceCache(ATTRIBUTION_CACHE_SIZE, frozen=lambda a: a) if cache_size > 0 else None
         self.batcher = (MicroBatcher(self._trace_batch, max_batch, batch_workers, batch_window_s, "trace")
                         if batch_workers > 0 else None)
-        self.decoders = (DecodeProcesses(checkpoint, str(self.device), decode_processes, decode_threads)
-                         if self.batcher is not None and decode_processes > 0 else None)
+        self.decoders = self._start_decoders(checkpoint, decode_processes if self.batcher else 0, batch_workers,
+                                             decode_threads)
+
+    def _start_decoders(self, checkpoint, processes: int, workers: int, threads: int) -> Optional[DecodeProcesses]:
+        """The decoding processes, or None (decode here): none asked for, a GPU (each process would hold a CUDA
+        context and a copy of the model, and they would take turns on the one GPU), or they failed to start
+        (said in the log; the app still serves). No more processes than batcher workers: one would sit idle."""
+        if processes <= 0 or self.device.type != "cpu":
+            return None
+        try:
+            return DecodeProcesses(checkpoint, str(self.device), min(processes, workers), threads, self.checkpoint_id)
+        except Exception:  # noqa: BLE001
+            log.exception("the decoding processes did not start; decoding in the app's process")
+            return None
 
     def encode_source(self, text: str) -> tuple[list[int], bool]:
         """Source ids ending in EOS, cut to the model's limit; and whether they were cut."""

@@ -52,6 +52,13 @@ def save_checkpoint(model: Transformer, tokenizer_path: str | Path, out_dir: str
     return out
 
 
+def checkpoint_identity(checkpoint: Optional[str | Path], device) -> tuple:
+    """Which weights a trace came from: the folder, its weights file's size and time, the device."""
+    folder = Path(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT
+    st = (folder / WEIGHTS_FILE).stat()
+    return str(folder.resolve()), st.st_size, st.st_mtime_ns, str(device)
+
+
 def load_piece_counts(path: str | Path | None = None) -> Optional[dict]:
     """The checkpoint's training counts per piece ({"pairs", "source", "target"}), or None without the file."""
     folder = Path(path) if path is not None else DEFAULT_CHECKPOINT
