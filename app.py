@@ -49,9 +49,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="intra-op threads per translation (default 1: concurrent requests share the cores)")
     p.add_argument("--decode-processes", type=int,
                    default=int(env("APP_DECODE_PROCESSES", str(APP_DECODE_PROCESSES))),
-                   help="processes of their own that decode the translations, each loading the model (~200 MB); "
-                        "0: decode in the app's process, which shares Python's GIL with the web server (slower "
-                        "when many people translate at once)")
+                   help="processes of their own that decode the translations, each loading the model (~215 MB); "
+                        "default 0: in the app's process, sharing Python's GIL with the web server (as fast on 2 "
+                        "cores, bench/RESULTS.md; more cores may gain from them)")
     p.add_argument("--attribution-threads", type=int,
                    default=int(env("APP_ATTRIBUTION_THREADS", str(APP_ATTRIBUTION_THREADS))),
                    help="intra-op threads for an attribution, which runs one at a time (default 0: one per core)")

@@ -56,8 +56,11 @@ LECTURE_SENTENCE = "The students are listening to the teacher in the big room."
 NEXT_STEPS = 5
 
 
+FIRST_USER = 0      # --first-user: whose sentences user 0 sends (another value: sentences an app running has not seen)
+
+
 def user_sentences(user: int, n: int = 6) -> list[str]:
-    rng = random.Random(user)
+    rng = random.Random(user + FIRST_USER)
     combos = list(itertools.product(SUBJECTS, VERBS, OBJECTS))
     rng.shuffle(combos)
     return [f"{s} {v} {o}." for s, v, o in combos[:n]]
@@ -79,6 +82,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--ramp", type=float, default=0.0,
                    help="users arrive evenly over this many seconds (0: all open the page at once)")
     p.add_argument("--url", default=None, help="an app already running (default: start one here)")
+    p.add_argument("--first-user", type=int, default=0,
+                   help="number the users' sentences from here: a second run against the same app (--url) with "
+                        "another value sends sentences it has not translated yet (its caches are warm, not full)")
     p.add_argument("--concurrency", type=int, default=APP_CONCURRENCY, help="app's --concurrency when started here")
     p.add_argument("--app-args", default="", help="more arguments for app.py when started here")
     p.add_argument("--json", action="store_true", help="print the result as one JSON line too")
@@ -335,7 +341,9 @@ def app_rss_mb(proc):
 
 
 def main(argv=None) -> int:
+    global FIRST_USER
     args = parse_args(argv)
+    FIRST_USER = args.first_user
     expected = expected_results(args.scenario, args.users)
     extra = ["--concurrency", str(args.concurrency), *args.app_args.split()]
     proc, url = (None, args.url) if args.url else start_app(extra)

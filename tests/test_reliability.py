@@ -124,3 +124,22 @@ def test_one_users_model_error_does_not_stop_others(tiny_translator, tmp_path):
         assert "CPU" in info and "piece" in pieces
     finally:
         demo.close()
+
+
+def test_gradio_sums_up_its_events_rarely(tiny_translator, tmp_path, monkeypatch):
+    """Gradio's queue sums up its recorded events (a pandas table) after each event unless told otherwise; the app
+    tells it once per 1,000 events, of the last 2,000, and a value set in the environment still wins."""
+    sys.path.insert(0, str(ROOT))
+    from ui.demo import build_demo, serve
+    from ui.settings import APP_GRADIO_ANALYTICS
+    for name in APP_GRADIO_ANALYTICS:            # restored after the test, whatever serve() sets
+        monkeypatch.setenv(name, "0")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("GRADIO_ANALYTICS_MAX_EVENTS", "123")
+    demo = build_demo(tiny_translator, tmp_path)
+    serve(demo, "127.0.0.1", free_port(), False, 16, block=False)
+    try:
+        assert demo._queue.ANAYLTICS_CACHE_FREQUENCY == APP_GRADIO_ANALYTICS["GRADIO_ANALYTICS_CACHE_FREQUENCY"]
+        assert demo._queue.ANALYTICS_MAX_EVENTS == 123
+    finally:
+        demo.close()

@@ -3,6 +3,8 @@ page's events (``build_demo``); ``serve`` launches it with its look.
 """
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -20,7 +22,8 @@ from .live import live_routes, follow_params, state_params, wire_live
 from .page import Page
 from .reports import delete_cache_setting, sweep_reports
 from .rooms import MemoryRooms, RoomStore
-from .settings import APP_CONCURRENCY, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY, APP_TRANSLATE_WAITING
+from .settings import (APP_CONCURRENCY, APP_GRADIO_ANALYTICS, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY,
+                       APP_TRANSLATE_WAITING)
 from .tabs import DEFAULT_TAB, TABS
 from .tabs.about import build_about_tab
 from .tabs.learning import replay_of
@@ -237,6 +240,11 @@ def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, b
     """Queue and launch the page with its look, and the live rooms' route beside it; report files are swept
     on Gradio's cache schedule."""
     sweep_reports(delete_cache_setting()[0])
+    # Gradio's queue sums up every event it has recorded (a pandas table of up to 10,000) after each event, for a
+    # monitoring page this app does not use: 3-10 ms holding the GIL per event, more as a lecture goes on
+    # (bench/RESULTS.md, seventh round). Read when the queue is made; a value set in the environment wins.
+    for name, value in APP_GRADIO_ANALYTICS.items():
+        os.environ.setdefault(name, str(value))
     demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=queue_size)
     demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
                 css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True,

@@ -6,8 +6,9 @@ from transformer.config import MAX_INPUT_CHARS
 
 APP_CONCURRENCY = 2         # translations at once (one per core on the 2-core machine it was tuned on)
 APP_TORCH_THREADS = 1       # intra-op threads per translation: concurrent requests share the cores
-APP_DECODE_PROCESSES = 2    # processes that decode the batched translations (APP_TORCH_THREADS threads each), so
-                            # the decoding loop does not share a GIL with the web server (0: in the app's process)
+APP_DECODE_PROCESSES = 0    # processes that decode the batched translations (APP_TORCH_THREADS threads each), so
+                            # the decoding loop does not share a GIL with the web server; 0: in the app's process,
+                            # as fast for 100 students on 2 cores and 430 MB smaller (bench/RESULTS.md, 7th round)
 APP_ATTRIBUTION_THREADS = 0 # intra-op threads for an attribution (run one at a time): 0 = one per core
 APP_ATTRIBUTION_CONCURRENCY = 16   # attribution requests handled at once: one computes (the translator's lock),
                                    # the others wait for its result or find theirs cached
@@ -17,6 +18,8 @@ APP_DRAW_CACHE = 512        # drawn views kept for every user looking at the sam
 APP_PORT = 7860
 APP_TRANSLATE_WAITING = 32  # Translate requests Gradio hands to the batcher at once (they wait there, not in its queue)
 APP_MAX_THREADS = 80        # Gradio's worker threads: room for the waiting translations and the redraws
+APP_GRADIO_ANALYTICS = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": 1000,   # Gradio's event summary (for its monitoring
+                        "GRADIO_ANALYTICS_MAX_EVENTS": 2000}        # page): once per 1,000 events, of the last 2,000
 APP_CACHE_CLEAN_S = (300, 1800)   # Gradio's delete_cache: every 5 min, delete its copies of users' files older than 30 min
 APP_REPORT_KEEP_S = 120     # our own report files are deleted this long after (Gradio serves its copy)
 TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
