@@ -37,7 +37,7 @@ BLOG = "Google AI blog on the Transformer (Uszkoreit 2017)"
 PAPER = "Vaswani et al. 2017 (Attention Is All You Need), figures 3-5"
 NEWSTEST_2014 = "It is a sentence of newstest2014, this project's news test set (never trained or tuned on)."
 NEWSTEST_2013 = "It is a sentence of newstest2013, this project's news dev set (used only to choose checkpoints)."
-COREFERENCE = ("The model was trained on 36 pairs of the same pattern with other nouns (the project's coreference "
+COREFERENCE = ("The model was trained on 57 pairs of the same pattern with other nouns (the project's coreference "
                "corpus) and 20 more in its formal corpus, not on this sentence.")
 FORMAL = ("The model was trained on sentences of the same construction written for this project (its formal "
           "corpus), not on this sentence")
@@ -56,11 +56,12 @@ CLASSICS = [
     Classic("Destruction of the equipment means that Syria can no longer produce new chemical weapons.", BAHDANAU,
             "Cross-attention: “armes chimiques” reverses “chemical weapons”, and “no longer” becomes “ne … plus” "
             "around the verb: two French pieces looking at the same English words.",
-            "tab=explorer&kind=cross&head=mean", NEWSTEST_2014 + " " + FORMAL + "."),
+            "tab=explorer&kind=cross&head=mean", NEWSTEST_2014 + " " + PARAPHRASED + "“Destruction of the archives "
+            "means that historians can no longer study this period.”"),
     Classic("\"This will change my future with my family,\" the man said.", BAHDANAU,
             "Cross-attention at the end: French puts the verb before the subject (“a dit l'homme”), so the "
             "last steps look back at “said” before “man”.", "tab=explorer&kind=cross&head=mean",
-            NEWSTEST_2014 + " " + PARAPHRASED + "“\"I want to build my future here with my family,\" the man said.”"),
+            NEWSTEST_2014 + " " + PARAPHRASED + "“\"This will change my life with my children,\" the woman said.”"),
     Classic("The animal didn't cross the street because it was too tired.", BLOG,
             "Encoder self-attention, last layers, row “it”: which heads look at “animal”, which at “street”? "
             "The French needs “il” here (“l'animal” is masculine).", "tab=explorer&kind=encoder&layer=6&head=mean",
@@ -68,7 +69,9 @@ CLASSICS = [
     Classic("The animal didn't cross the street because it was too wide.", BLOG,
             "The same sentence with one word changed: now “it” is the street, and the French needs “elle” "
             "(“la rue”). Compare the row “it” and the pronoun the model writes with the sentence above: a small "
-            "model often keeps “il”.", "tab=explorer&kind=encoder&layer=6&head=mean", COREFERENCE),
+            "model often keeps “il”.", "tab=explorer&kind=encoder&layer=6&head=mean",
+            COREFERENCE[:-1] + ", but one of them is close to it: “The child didn't cross the road because it was too "
+            "wide.”"),
     Classic("The Law will never be perfect, but its application should be just - this is what we are missing, "
             "in my opinion.", PAPER,
             "Encoder self-attention, layer 5 or 6, row “its”: the heads the paper shows resolve it to “Law” "
@@ -83,7 +86,7 @@ CLASSICS = [
     Classic("I arrived at the bank after crossing the river.", BLOG,
             "Encoder self-attention, row “bank”: does it look at “river”? The French shows which bank the model "
             "chose (“rive” or “banque”).", "tab=explorer&kind=encoder&layer=6&head=mean",
-            PARAPHRASED + "“I arrived at the bank after crossing the square, just before it closed.”"),
+            PARAPHRASED + "“I arrived at the bank after swimming across the river.”"),
 ]
 BY_TEXT = {c.text: c for c in CLASSICS}
 
