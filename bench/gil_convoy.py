@@ -8,7 +8,7 @@ or 2 other threads run plain Python, with each of Python's GIL switch intervals 
 with another thread wanting it, that waits up to one switch interval. Prints each time and its ratio to the
 time with no busy thread (same interval). In the app the busy threads are Gradio's and the views' Python.
 ``--where process`` decodes the same batch in a decoding process (``transformer/decode_process.py``, one torch
-thread, as the app does since 2026-11-25) while the busy threads run here: its own GIL, so they should not slow it.
+thread, as the app can with `--decode-processes N`) while the busy threads run here: its own GIL, so they should not slow it.
 """
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--url", default=None, help="an app already running (default: start one here)")
     p.add_argument("--first-user", type=int, default=0,
                    help="number the users' sentences from here: a second run against the same app (--url) with "
-                        "another value sends sentences it has not translated yet (its caches are warm, not full)")
+                        "another value sends mostly other sentences (there are 512 in all: some repeat)")
     p.add_argument("--concurrency", type=int, default=APP_CONCURRENCY, help="app's --concurrency when started here")
     p.add_argument("--app-args", default="", help="more arguments for app.py when started here")
     p.add_argument("--json", action="store_true", help="print the result as one JSON line too")
@@ -325,19 +325,23 @@ def summary(args, load: Load, wall: float, cpu_s: float, rss_mb) -> dict:
 
 
 def app_rss_mb(proc):
-    """The app's memory with its decoding processes': the sum of their RSS (which counts the libraries they
-    share, e.g. torch's, once per process: an upper bound) and of their PSS (shared pages split between them)."""
+    """The memory of the app started here (None with --url) and of any processes it started (decoding processes):
+    the sum of their RSS (which counts the libraries they share, e.g. torch's, once per process: an upper bound)
+    and of their PSS (shared pages split between them)."""
     try:
         import psutil
-        if proc is None:
-            return None
         app = psutil.Process(proc.pid)
         procs = [app, *app.children(recursive=True)]
-        full = [p.memory_full_info() for p in procs]
-        return dict(rss=sum(m.rss for m in full) / 2**20, pss=sum(m.pss for m in full) / 2**20,
-                    app_rss=full[0].rss / 2**20, processes=len(procs))
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001  (no psutil, or the app has gone)
         return None
+    rss = pss = 0.0
+    for p in procs:
+        try:
+            m = p.memory_full_info()
+            rss, pss = rss + m.rss, pss + getattr(m, "pss", m.rss)     # PSS where the system has it (Linux)
+        except Exception:  # noqa: BLE001  (a child that ended meanwhile)
+            continue
+    return dict(rss=rss / 2**20, pss=pss / 2**20, app_rss=app.memory_info().rss / 2**20, processes=len(procs))
 
 
 def main(argv=None) -> int:

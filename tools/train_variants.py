@@ -174,7 +174,7 @@ piece (nats, `position_loss` in `scores.json`) is given too, within the first {l
 these models had, and it shows: Tatoeba BLEU between 3 and 11, so they translate only very short sentences and
 get most others wrong. They are here to show how one design choice changes training and attention when
 everything else is equal, not to translate; compare them with each other, never with the bundled model
-(Tatoeba test BLEU 49.1). One difference besides the choice, found after training: the bundled
+(Tatoeba test BLEU about 49). One difference besides the choice, found after training: the bundled
 learned-positions run drew its table's initial values from the shared random stream, so its dropout masks
 differed from the baseline's (its starting weights did not); the code now draws the table aside, so a rerun
 keeps the masks too. On a GPU, `python tools/train_variants.py --steps 20000 --runs runs/variants-long`

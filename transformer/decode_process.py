@@ -1,4 +1,6 @@
 """Greedy decoding in processes of their own, so the web server's Python and the decoding loop do not share a GIL.
+Optional: the app decodes in its own process unless started with ``--decode-processes N`` (``APP_DECODE_PROCESSES``
+is 0: on 2 cores the processes did not make 100 students' translations faster, bench/RESULTS.md, seventh round).
 
 Why: every torch call in the decoding loop lets go of the GIL and must win it back; beside busy Python threads
 (Gradio's, the views' drawing) a batch of 16 sentences took 8.8 s instead of 0.17 s (``bench/gil_convoy.py``),
@@ -121,8 +123,8 @@ class DecodeProcesses:
         except BaseException:
             self.close(wait=False)
             raise
-        for pool in self._pools:
-            self._free.put(pool)
+        for i in range(len(self._pools)):
+            self._free.put(i)
 
     def _spawn(self):
         pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_load,
@@ -135,36 +137,41 @@ class DecodeProcesses:
 
     def trace_batch(self, items: Sequence[tuple[Source, tuple]]) -> list:
         """One result per item, in order: a read-only TranslationTrace, or the exception its decoding raised."""
-        pool = self._free.get()
+        i = self._free.get()              # which process: a free one
         try:
             try:
-                out = pool.submit(_run, list(items)).result(timeout=BATCH_TIMEOUT_S)
-            except (RuntimeError, FutureTimeout) as e:     # BrokenProcessPool, or a pool shut down: a new one
-                pool = self._replace(pool, e)
+                out = self._pools[i].submit(_run, list(items)).result(timeout=BATCH_TIMEOUT_S)
+            except Exception as e:  # noqa: BLE001  (a process that died or hangs, a pool shut down, a result that
+                # could not travel back: `_run` hands each sentence's own failure back as its result, not raised)
+                self._replace(i, e)
                 out = []                  # one at a time: a sentence that kills its process fails only itself
                 for item in items:
                     try:
-                        out.append(pool.submit(_run, [item]).result(timeout=BATCH_TIMEOUT_S)[0])
-                    except (RuntimeError, FutureTimeout) as e2:
+                        out.append(self._pools[i].submit(_run, [item]).result(timeout=BATCH_TIMEOUT_S)[0])
+                    except Exception as e2:  # noqa: BLE001
                         out.append(RuntimeError("the decoding process failed on this sentence"))
-                        pool = self._replace(pool, e2)
+                        self._replace(i, e2)
         finally:
-            self._free.put(pool)
+            self._free.put(i)
         return [r if isinstance(r, Exception) else freeze(r) for r in out]
 
-    def _replace(self, pool: ProcessPoolExecutor, why: BaseException) -> ProcessPoolExecutor:
-        """A new process in place of one that died or hangs (killed first)."""
+    def _replace(self, i: int, why: BaseException) -> None:
+        """A new process in place of process `i`, which died or hangs (killed first)."""
         log.warning("a decoding process %s; starting a new one", "died" if isinstance(why, BrokenProcessPool) else
                     "hangs" if isinstance(why, FutureTimeout) else f"failed ({why})")
-        self._stop(pool)
-        new, hello = self._spawn()
-        self._pools[self._pools.index(pool)] = new
+        self._stop(self._pools[i])
+        self._pools[i], hello = self._spawn()
         self.restarts += 1
         try:
-            self._check(hello.result(timeout=START_TIMEOUT_S))
+            hello = hello.result(timeout=START_TIMEOUT_S)
         except Exception:  # noqa: BLE001  (its next batch finds it broken and replaces it again)
             log.exception("the new decoding process did not start")
-        return new
+            return
+        try:
+            self._check(hello)
+        except RuntimeError:       # the checkpoint changed on disk: never decode with other weights than the app's
+            self._stop(self._pools[i])
+            raise
 
     @staticmethod
     def _stop(pool: ProcessPoolExecutor, wait: bool = False) -> None:

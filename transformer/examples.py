@@ -37,7 +37,7 @@ BLOG = "Google AI blog on the Transformer (Uszkoreit 2017)"
 PAPER = "Vaswani et al. 2017 (Attention Is All You Need), figures 3-5"
 NEWSTEST_2014 = "It is a sentence of newstest2014, this project's news test set (never trained or tuned on)."
 NEWSTEST_2013 = "It is a sentence of newstest2013, this project's news dev set (used only to choose checkpoints)."
-COREFERENCE = ("The model was trained on 57 pairs of the same pattern with other nouns (the project's coreference "
+COREFERENCE = ("The model was trained on 55 pairs of the same pattern with other nouns (the project's coreference "
                "corpus) and 20 more in its formal corpus, not on this sentence.")
 FORMAL = ("The model was trained on sentences of the same construction written for this project (its formal "
           "corpus), not on this sentence")

@@ -8,7 +8,7 @@ APP_CONCURRENCY = 2         # translations at once (one per core on the 2-core m
 APP_TORCH_THREADS = 1       # intra-op threads per translation: concurrent requests share the cores
 APP_DECODE_PROCESSES = 0    # processes that decode the batched translations (APP_TORCH_THREADS threads each), so
                             # the decoding loop does not share a GIL with the web server; 0: in the app's process,
-                            # as fast for 100 students on 2 cores and 430 MB smaller (bench/RESULTS.md, 7th round)
+                            # as fast for 100 students on 2 cores and ~440 MB smaller (bench/RESULTS.md, 7th round)
 APP_ATTRIBUTION_THREADS = 0 # intra-op threads for an attribution (run one at a time): 0 = one per core
 APP_ATTRIBUTION_CONCURRENCY = 16   # attribution requests handled at once: one computes (the translator's lock),
                                    # the others wait for its result or find theirs cached
