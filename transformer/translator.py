@@ -197,7 +197,6 @@ class Translator:
         return trace_items(self.model, self.tokenizer, items)
 
     # --- steering the decoder (model/search.py): each raises ValueError with a message for the user
-
     def french_ids(self, french: str) -> tuple[list[int], tuple[str, ...]]:
         """Your French as piece ids ending in </s>, within the limits; and notes for the user."""
         if len(french or "") > MAX_INPUT_CHARS:

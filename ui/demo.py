@@ -4,7 +4,6 @@ page's events (``build_demo``); ``serve`` launches it with its look.
 from __future__ import annotations
 
 import os
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
