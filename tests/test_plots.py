@@ -119,6 +119,22 @@ def test_every_view_of_a_trace_is_valid_plotly():
                  *views.inside_view(trace, kind, 1, "3", 2, True, lk)[:2]]
     for f in figs:
         validated(f)
+        assert figure.figure_json(f) == f.to_json()      # the app's quick JSON is Plotly's own, to the byte
+
+
+def test_the_quick_json_is_plotlys_own_and_leaves_the_figure_as_it_was():
+    """figure_json (what the app sends) against Plotly's to_json: the same string for figures with arrays of every
+    kind (float32, uint8/uint16 grids, text, lists of lists), a phone's figure and an empty one; the figure keeps
+    its arrays (base64 is made on copies of the dicts)."""
+    trace, lk = synthetic_trace(), views.Look(dark=False, large=False, narrow=True)
+    figs = [*views.step_view(trace, 3, 2, "2", lk)[1:], views.cross_steps_figure(trace, 3, 2, "2", lk),
+            figure.for_narrow(views.grid_figure(trace, "decoder", True, lk)), figure.empty_figure("<i>nothing</i>"),
+            plots.attention_grid(rand_attn(2, 3, 4, 5), list("abcd"), list("vwxyz"), shared_scale=True)]
+    for f in figs:
+        before = f.to_json()
+        assert figure.figure_json(f) == before
+        assert f.to_json() == before                       # figure_json changed nothing in the figure
+    assert any('"bdata"' in f.to_json() for f in figs)     # the typed arrays are there to compare
 
 
 def test_dark_and_large_styles():
@@ -472,6 +488,18 @@ def test_templates_are_trimmed_but_keep_the_look():
     f = json.loads(plots.topk_bar(["a"], [1.0], dark=True).to_json())
     assert set(f["layout"]["template"]["data"]) <= {"bar"}
     assert f["layout"]["template"]["layout"] == pio.templates["plotly_dark"].to_plotly_json()["layout"]
+
+
+def test_a_figure_changed_later_leaves_the_shared_template_as_it_was():
+    """Figures share one cached template (figure._template) without copying it first: go.Figure copies what it
+    is given, so changing one figure's template, in place or through Plotly, never reaches the next figure."""
+    fig = plots.topk_bar(["a"], [1.0], dark=True)
+    fig.layout.template.layout.font.size = 99
+    fig.layout.template.layout.paper_bgcolor = "red"
+    fig._layout["template"]["layout"]["font"]["color"] = "red"
+    figure.for_narrow(fig)
+    again = json.loads(plots.topk_bar(["a"], [1.0], dark=True).to_json())["layout"]["template"]["layout"]
+    assert again == pio.templates["plotly_dark"].to_plotly_json()["layout"]
 
 
 def test_grid_cells_give_back_every_thousandth_exactly():

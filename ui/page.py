@@ -19,7 +19,7 @@ from transformer.draw_cache import DrawCache
 from transformer.replay import Replay
 from transformer.translator import Translator, clean_text
 from transformer.viz import views
-from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure, for_narrow
+from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure, figure_json, for_narrow
 
 from .fast_events import one_hop
 from .settings import APP_DRAW_CACHE
@@ -51,7 +51,7 @@ DRAWS = DrawCache(APP_DRAW_CACHE)
 
 def _serialised(outputs) -> tuple:
     """A view's outputs as kept in DRAWS: Plotly figures turned into JSON once (Gradio sends PlotData as is)."""
-    return tuple(PlotData(type="plotly", plot=o.to_json()) if hasattr(o, "to_plotly_json") else o for o in outputs)
+    return tuple(PlotData(type="plotly", plot=figure_json(o)) if isinstance(o, go.Figure) else o for o in outputs)
 
 
 def for_screen(outputs, narrow: bool) -> tuple:

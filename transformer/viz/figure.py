@@ -3,7 +3,6 @@ axis ticks, sizes that grow with the font, the hatch of masked cells, and figure
 with the app's style (fast: no Plotly validation). numpy and Plotly only."""
 from __future__ import annotations
 
-import copy
 import functools
 import html
 import re
@@ -171,6 +170,31 @@ def figure_from_dicts(data: list, layout: dict) -> go.Figure:
     return go.Figure(dict(data=data, layout=layout), _validate=False)
 
 
+def _tree_copy(obj):
+    """The dicts and lists of a figure's properties copied, their leaves (numbers, strings, arrays) shared."""
+    if isinstance(obj, dict):
+        return {k: _tree_copy(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_tree_copy(v) for v in obj]
+    return obj
+
+
+def figure_json(fig: go.Figure) -> str:
+    """``fig.to_json()``, the same string, at a tenth of the cost (0.1 against 1.5 ms for the step view's three
+    figures): Plotly's ``to_dict`` deep-copies every array before turning it into base64, where only the dicts
+    that hold them need copying. Reads the figure's private ``_data`` and ``_layout`` (the properties as set);
+    tests/test_plots.py checks the string against ``to_json`` for every figure of the app."""
+    from plotly.basedatatypes import convert_to_base64
+    from plotly.io.json import to_json_plotly
+    if fig._frame_objs:                                # (no figure of the app has frames)
+        return fig.to_json()
+    out = {"data": _tree_copy(fig._data), "layout": _tree_copy(fig._layout)}
+    convert_to_base64(out)                             # numpy arrays -> typed arrays, as to_dict does
+    for trace in out["data"]:
+        trace.pop("uid", None)                         # as to_json does
+    return to_json_plotly(out)
+
+
 def fast_figure(data: list, layout: dict, dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> go.Figure:
     types = tuple(sorted({d.get("type", "scatter") for d in data}))
     return figure_from_dicts(data, {**style_dict(dark, font_size, height, title, types), **layout})  # a view's margin wins
@@ -188,7 +212,9 @@ def _template(dark: bool, trace_types: tuple) -> dict:
 def style_dict(dark: bool, font_size: int, height: Optional[int], title: Optional[str],
                 trace_types: Optional[tuple] = None) -> dict:
     import plotly.io as pio
-    template = (copy.deepcopy(_template(dark, trace_types)) if trace_types is not None
+    # The cached template as it is: go.Figure copies what it is given (figure_from_dicts), so a figure changed
+    # later never reaches the cache (tests/test_plots.py); a second copy here cost ~0.3 ms a figure.
+    template = (_template(dark, trace_types) if trace_types is not None
                 else pio.templates["plotly_dark" if dark else "plotly_white"])
     out = dict(template=template, font=dict(size=font_size),
                paper_bgcolor="rgba(0,0,0,0)", margin=dict(l=10, r=10, t=top_margin(font_size, title), b=10))
