@@ -126,12 +126,13 @@ def test_one_users_model_error_does_not_stop_others(tiny_translator, tmp_path):
         demo.close()
 
 
-def test_gradio_sums_up_its_events_rarely(tiny_translator, tmp_path, monkeypatch):
+def test_gradio_sums_up_its_events_and_sends_queue_positions_rarely(tiny_translator, tmp_path, monkeypatch):
     """Gradio's queue sums up its recorded events (a pandas table) after each event unless told otherwise; the app
     tells it once per 1,000 events, of the last 2,000, and a value set in the environment still wins."""
     sys.path.insert(0, str(ROOT))
     from ui.demo import build_demo, serve
-    from ui.settings import APP_GRADIO_ANALYTICS
+    from ui.settings import APP_GRADIO_ANALYTICS, APP_STATUS_UPDATE_RATE
+    monkeypatch.delenv("APP_STATUS_UPDATE_RATE", raising=False)
     for name in APP_GRADIO_ANALYTICS:            # restored after the test, whatever serve() sets
         monkeypatch.setenv(name, "0")
         monkeypatch.delenv(name)
@@ -141,5 +142,8 @@ def test_gradio_sums_up_its_events_rarely(tiny_translator, tmp_path, monkeypatch
     try:
         assert demo._queue.ANAYLTICS_CACHE_FREQUENCY == APP_GRADIO_ANALYTICS["GRADIO_ANALYTICS_CACHE_FREQUENCY"]
         assert demo._queue.ANALYTICS_MAX_EVENTS == 123
+        # queue positions: each waiting request every APP_STATUS_UPDATE_RATE seconds (and at once when it joins),
+        # not all of them each time any request starts (Gradio's "auto")
+        assert demo._queue.live_updates is False and demo._queue.update_intervals == APP_STATUS_UPDATE_RATE
     finally:
         demo.close()

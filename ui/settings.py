@@ -20,6 +20,9 @@ APP_TRANSLATE_WAITING = 32  # Translate requests Gradio hands to the batcher at 
 APP_MAX_THREADS = 80        # Gradio's worker threads: room for the waiting translations and the redraws
 APP_GRADIO_ANALYTICS = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": 1000,   # Gradio's event summary (for its monitoring
                         "GRADIO_ANALYTICS_MAX_EVENTS": 2000}        # page): once per 1,000 events, of the last 2,000
+APP_STATUS_UPDATE_RATE = 1.0   # seconds between Gradio's queue-position messages to the requests waiting (each gets its
+                               # position at once on joining); Gradio's "auto" sends every waiting request one each
+                               # time any request starts: ~5,000 messages for a room of 100 (bench/RESULTS.md, 8th round)
 APP_CACHE_CLEAN_S = (300, 1800)   # Gradio's delete_cache: every 5 min, delete its copies of users' files older than 30 min
 APP_REPORT_KEEP_S = 120     # our own report files are deleted this long after (Gradio serves its copy)
 TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
