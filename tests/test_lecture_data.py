@@ -76,6 +76,39 @@ def test_augment_is_seeded_and_makes_every_kind():
     assert len(a) >= 30 + 5
 
 
+def test_coreference_pairs_put_the_pronoun_of_the_noun_it_stands_for():
+    """The generated "it" pairs: the French pronoun and adjective agree with the place when the adjective is one
+    only a place has (wide, busy), with the animal when only an animal has it (tired, scared); they come in
+    minimal pairs, mostly with nouns of different genders, seeded, appended after the other kinds (which stay
+    as they were), and never with the classic's own nouns."""
+    from transformer.examples import CLASSICS
+    from transformer.training import coreference as C
+    pairs = C.coreference_pairs(4000, random.Random(1))
+    assert pairs == C.coreference_pairs(4000, random.Random(1)) and len(pairs) == 4000
+    nouns = {**{a.en: a for a in C.ANIMALS}, **{p.en: p for p in C.PLACES}}
+    adjectives = {a.en: a for a in C.PLACE_ADJECTIVES + C.ANIMAL_ADJECTIVES}
+    contrasts = 0
+    for en, fr in pairs:
+        m = re.fullmatch(r"The (.+?) (?:didn't|did not|couldn't|refused to) cross the (.+) because it was too (\w+)\.", en)
+        animal, place, adj = nouns[m[1]], nouns[m[2]], adjectives[m[3]]
+        referent = place if adj in C.PLACE_ADJECTIVES else animal
+        assert fr.startswith(animal.the()[0].upper() + animal.the()[1:]) and place.the() in fr, (en, fr)
+        pronoun, agreed = ("elle", adj.feminine) if referent.feminine else ("il", adj.masculine)
+        assert fr.endswith(f"parce qu'{pronoun} était trop {agreed}."), (en, fr)
+        assert (animal.en, place.en) != C.CLASSIC_PAIR
+        contrasts += animal.feminine != place.feminine
+    assert 0.65 < contrasts / len(pairs) < 0.85
+    for a, b in zip(pairs[::2], pairs[1::2]):        # minimal pairs: only the adjective differs in English
+        assert a[0].rsplit(" ", 1)[0] == b[0].rsplit(" ", 1)[0]
+    assert C.Noun("hedgehog", "hérisson", False).the() == "le hérisson" and C.Noun("x", "âne", False).the() == "l'âne"
+    classic = [c.text for c in CLASSICS if "street because it was too" in c.text]
+    assert len(classic) == 2 and all("animal" in c for c in classic)            # CLASSIC_PAIR names the classic's nouns
+    assert not {c.lower() for c in classic} & {e.lower() for e, _ in C.coreference_pairs(20000, random.Random(2))}
+    cfg = A.AugmentConfig(name_copies=1, number_copies=1, templates=30, concatenations=5)
+    with_them = A.augment(PAIRS, 7, A.AugmentConfig(**{**cfg.__dict__, "coreference": 10}))
+    assert with_them[:-10] == A.augment(PAIRS, 7, cfg) and all("because it was too" in e for e, _ in with_them[-10:])
+
+
 def test_concatenations_join_as_many_pairs_as_the_sizes_say():
     pairs = [(f"Sentence {w}.", f"Phrase {w}.") for w in "abcdefghij"]
     for sizes in [(2,), (5, 6)]:

@@ -30,6 +30,8 @@ from typing import Callable, Sequence
 
 from num2words import num2words
 
+from .coreference import coreference_pairs
+
 Pair = tuple[str, str]
 # The word lists and sentence frames, written for this project (augment_words.json).
 WORDS = json.loads((Path(__file__).with_name("augment_words.json")).read_text(encoding="utf-8"))
@@ -336,6 +338,7 @@ class AugmentConfig:
     templates: int = 40_000
     concatenations: int = 25_000
     concat_sizes: tuple[int, ...] = (2, 2, 3)
+    coreference: int = 0      # generated "it" pairs whose French pronoun follows what "it" is (coreference.py)
 
 
 def augment(pairs: Sequence[Pair], seed: int, cfg: AugmentConfig = AugmentConfig(),
@@ -346,9 +349,11 @@ def augment(pairs: Sequence[Pair], seed: int, cfg: AugmentConfig = AugmentConfig
     numbers = substitute_numbers(pairs, rng, cfg.number_copies)
     templates = template_pairs(cfg.templates, rng)
     concat = concatenate(list(pairs) + names[: len(names) // 4], cfg.concatenations, rng, cfg.concat_sizes)
+    coreference = coreference_pairs(cfg.coreference, rng) if cfg.coreference else []   # (last: the rest as before)
     log(f"augmentation: {len(names):,} name/place pairs, {len(numbers):,} number pairs, "
-        f"{len(templates):,} template pairs, {len(concat):,} multi-sentence pairs")
-    return names + numbers + templates + concat
+        f"{len(templates):,} template pairs, {len(concat):,} multi-sentence pairs"
+        + (f", {len(coreference):,} coreference pairs" if coreference else ""))
+    return names + numbers + templates + concat + coreference
 
 
 # --- generated tests (held-out names and frames) --------------------------------------------------

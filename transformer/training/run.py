@@ -262,7 +262,8 @@ def start_run(args) -> Run:
     extra = augment(load_corpora(args.augment_from or args.train)[0], args.seed,
                     AugmentConfig(name_copies=args.name_copies, number_copies=args.number_copies,
                                   templates=args.templates, concatenations=args.concatenations,
-                                  concat_sizes=tuple(args.concat_sizes)), log) if args.augment else []
+                                  concat_sizes=tuple(args.concat_sizes),
+                                  coreference=getattr(args, "coreference", 0)), log) if args.augment else []
     tok = prepare_tokenizer(args, out, extra, rank, world, log)
     train, dev_sets = prepare_data(args, tok, extra, log)
     if rank == 0:

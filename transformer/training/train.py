@@ -72,6 +72,9 @@ def add_augment_options(d) -> None:
                    help="with --augment: copies of each pair holding a number, with other numbers")
     d.add_argument("--templates", type=int, default=AugmentConfig.templates,
                    help="with --augment: pairs made from the frames of dates, times, prices and counts")
+    d.add_argument("--coreference", type=int, default=AugmentConfig.coreference,
+                   help="with --augment: generated pairs 'The dog didn't cross the road because it was too "
+                        "wide / tired.' whose French pronoun follows what 'it' is (training/coreference.py)")
     d.add_argument("--augment-weight", type=float, default=1.0,
                    help="with --augment: how often the generated pairs come per epoch, as a corpus's @W")
     d.add_argument("--concatenations", type=int, default=AugmentConfig.concatenations,

@@ -1,0 +1,108 @@
+"""Generated "it" pairs for training: an animal did not cross a place "because it was too ADJ", where the
+adjective says what "it" is (the place when it is too wide, the animal when it is too tired), so the French
+pronoun (*il* / *elle*) follows the gender of that noun, which the other noun often does not share.
+
+The Winograd-style pairs of the Transformer blog (*The animal didn't cross the street because it was too
+tired / wide*) are the classic; this makes thousands of such pairs with other nouns (``coreference_pairs``),
+never the classic itself (``CLASSIC_PAIR``). Written for this project (its words and French are its own).
+"""
+from __future__ import annotations
+
+import random
+from typing import NamedTuple, Sequence
+
+Pair = tuple[str, str]
+
+
+class Noun(NamedTuple):
+    en: str
+    fr: str           # without its article
+    feminine: bool
+
+    def the(self) -> str:
+        """The noun with its French definite article (l' before a vowel; no noun here starts with a mute h, and
+        *hérisson*'s h is aspirated: le hérisson)."""
+        if self.fr[0] in "aâeéèêiîoôu":
+            return f"l'{self.fr}"
+        return f"{'la' if self.feminine else 'le'} {self.fr}"
+
+
+class Adjective(NamedTuple):
+    en: str
+    masculine: str
+    feminine: str
+
+
+ANIMALS = [Noun(*x) for x in [
+    ("animal", "animal", False), ("dog", "chien", False), ("horse", "cheval", False), ("cat", "chat", False),
+    ("rabbit", "lapin", False), ("wolf", "loup", False), ("bear", "ours", False), ("fox", "renard", False),
+    ("deer", "cerf", False), ("donkey", "âne", False), ("pig", "cochon", False), ("hedgehog", "hérisson", False),
+    ("sheep", "mouton", False), ("duck", "canard", False), ("snake", "serpent", False), ("lizard", "lézard", False),
+    ("squirrel", "écureuil", False), ("elephant", "éléphant", False), ("insect", "insecte", False),
+    ("bird", "oiseau", False), ("cow", "vache", True), ("goat", "chèvre", True), ("mouse", "souris", True),
+    ("turtle", "tortue", True), ("hen", "poule", True), ("mare", "jument", True), ("frog", "grenouille", True),
+    ("ant", "fourmi", True), ("giraffe", "girafe", True), ("spider", "araignée", True),
+]]
+
+PLACES = [Noun(*x) for x in [
+    ("street", "rue", True), ("road", "route", True), ("river", "rivière", True), ("avenue", "avenue", True),
+    ("square", "place", True), ("motorway", "autoroute", True), ("valley", "vallée", True), ("forest", "forêt", True),
+    ("railway line", "voie ferrée", True), ("bridge", "pont", False), ("stream", "ruisseau", False),
+    ("field", "champ", False), ("garden", "jardin", False), ("park", "parc", False), ("boulevard", "boulevard", False),
+    ("canal", "canal", False), ("path", "chemin", False), ("car park", "parking", False), ("desert", "désert", False),
+    ("yard", "cour", True),
+]]
+
+# What only a place is too much of, and what only an animal is.
+PLACE_ADJECTIVES = [Adjective(*x) for x in [
+    ("wide", "large", "large"), ("narrow", "étroit", "étroite"), ("busy", "fréquenté", "fréquentée"),
+    ("long", "long", "longue"), ("dangerous", "dangereux", "dangereuse"), ("crowded", "bondé", "bondée"),
+    ("muddy", "boueux", "boueuse"), ("noisy", "bruyant", "bruyante"), ("slippery", "glissant", "glissante"),
+    ("steep", "raide", "raide"),
+]]
+ANIMAL_ADJECTIVES = [Adjective(*x) for x in [
+    ("tired", "fatigué", "fatiguée"), ("scared", "effrayé", "effrayée"), ("slow", "lent", "lente"),
+    ("old", "vieux", "vieille"), ("weak", "faible", "faible"), ("young", "jeune", "jeune"),
+    ("lazy", "paresseux", "paresseuse"), ("sick", "malade", "malade"), ("nervous", "nerveux", "nerveuse"),
+    ("frightened", "effrayé", "effrayée"),
+]]
+
+# (English, French with {subject} and {place}: the verb phrase)
+VERBS = [
+    ("didn't cross the", "{subject} n'a pas traversé {place}"),
+    ("did not cross the", "{subject} n'a pas traversé {place}"),
+    ("couldn't cross the", "{subject} n'a pas pu traverser {place}"),
+    ("refused to cross the", "{subject} a refusé de traverser {place}"),
+]
+
+CLASSIC_PAIR = ("animal", "street")   # the classic's own nouns: never generated together (tests/test_examples.py)
+
+
+def coreference_pair(animal: Noun, place: Noun, adjective: Adjective, verb: tuple[str, str]) -> Pair:
+    """One pair: "The ANIMAL VERB PLACE because it was too ADJECTIVE." and its French, whose pronoun and
+    adjective agree with the noun the adjective describes."""
+    about_place = adjective in PLACE_ADJECTIVES
+    referent = place if about_place else animal
+    pronoun = "elle" if referent.feminine else "il"
+    agreed = adjective.feminine if referent.feminine else adjective.masculine
+    en = f"The {animal.en} {verb[0]} {place.en} because it was too {adjective.en}."
+    head = verb[1].format(subject=animal.the(), place=place.the())
+    return en, f"{head[0].upper()}{head[1:]} parce qu'{pronoun} était trop {agreed}."
+
+
+def coreference_pairs(n: int, rng: random.Random, animals: Sequence[Noun] = ANIMALS,
+                      places: Sequence[Noun] = PLACES) -> list[Pair]:
+    """n pairs drawn at random, in minimal pairs (the same animal, place and verb, one adjective about the place and
+    one about the animal), three in four of them with nouns of different genders (the pronoun then tells which
+    noun "it" is), never the classic's nouns."""
+    out: list[Pair] = []
+    while len(out) < n:
+        animal = rng.choice(animals)
+        contrast = rng.random() < 0.75
+        place = rng.choice([p for p in places if (p.feminine != animal.feminine) == contrast])
+        if (animal.en, place.en) == CLASSIC_PAIR:
+            continue
+        verb = rng.choice(VERBS)
+        out.append(coreference_pair(animal, place, rng.choice(PLACE_ADJECTIVES), verb))
+        out.append(coreference_pair(animal, place, rng.choice(ANIMAL_ADJECTIVES), verb))
+    return out[:n]
