@@ -98,8 +98,23 @@ def test_coreference_pairs_put_the_pronoun_of_the_noun_it_stands_for():
         assert (animal.en, place.en) != C.CLASSIC_PAIR
         contrasts += animal.feminine != place.feminine
     assert 0.65 < contrasts / len(pairs) < 0.85
-    for a, b in zip(pairs[::2], pairs[1::2]):        # minimal pairs: only the adjective differs in English
+    for a, b in zip(pairs[::2], pairs[1::2]):        # minimal pairs: only the adjective differs, one of each kind
         assert a[0].rsplit(" ", 1)[0] == b[0].rsplit(" ", 1)[0]
+        assert adjectives[a[0].rsplit(" ", 1)[1][:-1]] in C.PLACE_ADJECTIVES
+        assert adjectives[b[0].rsplit(" ", 1)[1][:-1]] in C.ANIMAL_ADJECTIVES
+    cow, bridge, dog, street = C.Noun("cow", "vache", True), C.Noun("bridge", "pont", False), \
+        C.Noun("dog", "chien", False), C.Noun("street", "rue", True)
+    narrow, tired = C.Adjective("narrow", "étroit", "étroite"), C.Adjective("tired", "fatigué", "fatiguée")
+    assert narrow in C.PLACE_ADJECTIVES and tired in C.ANIMAL_ADJECTIVES
+    assert C.coreference_pair(cow, bridge, narrow, C.VERBS[0]) == (
+        "The cow didn't cross the bridge because it was too narrow.",
+        "La vache n'a pas traversé le pont parce qu'il était trop étroit.")
+    assert C.coreference_pair(cow, bridge, tired, C.VERBS[2]) == (
+        "The cow couldn't cross the bridge because it was too tired.",
+        "La vache n'a pas pu traverser le pont parce qu'elle était trop fatiguée.")
+    assert C.coreference_pair(dog, street, narrow, C.VERBS[3]) == (
+        "The dog refused to cross the street because it was too narrow.",
+        "Le chien a refusé de traverser la rue parce qu'elle était trop étroite.")
     assert C.Noun("hedgehog", "hérisson", False).the() == "le hérisson" and C.Noun("x", "âne", False).the() == "l'âne"
     classic = [c.text for c in CLASSICS if "street because it was too" in c.text]
     assert len(classic) == 2 and all("animal" in c for c in classic)            # CLASSIC_PAIR names the classic's nouns

@@ -130,11 +130,23 @@ def test_the_quick_json_is_plotlys_own_and_leaves_the_figure_as_it_was():
     figs = [*views.step_view(trace, 3, 2, "2", lk)[1:], views.cross_steps_figure(trace, 3, 2, "2", lk),
             figure.for_narrow(views.grid_figure(trace, "decoder", True, lk)), figure.empty_figure("<i>nothing</i>"),
             plots.attention_grid(rand_attn(2, 3, 4, 5), list("abcd"), list("vwxyz"), shared_scale=True)]
+    def arrays(obj):        # every numpy array in a figure's own properties, with where it is
+        if isinstance(obj, dict):
+            return [(k, *a) for k, v in obj.items() for a in arrays(v)]
+        if isinstance(obj, (list, tuple)):
+            return [(i, *a) for i, v in enumerate(obj) for a in arrays(v)]
+        return [(obj,)] if isinstance(obj, np.ndarray) else []
     for f in figs:
-        before = f.to_json()
+        for trace in f._data:
+            trace["uid"] = "u1"                            # to_json leaves uids out: so must figure_json
+        before, held = f.to_json(), arrays([f._data, f._layout])
+        copies = [a[-1].copy() for a in held]
         assert figure.figure_json(f) == before
-        assert f.to_json() == before                       # figure_json changed nothing in the figure
-    assert any('"bdata"' in f.to_json() for f in figs)     # the typed arrays are there to compare
+        after = arrays([f._data, f._layout])               # the figure keeps its arrays (not base64) and its uid
+        assert [a[:-1] for a in after] == [a[:-1] for a in held] and all(t["uid"] == "u1" for t in f._data)
+        same = lambda x, y: np.array_equal(x, y, equal_nan=x.dtype.kind == "f")   # noqa: E731 (masked cells: NaN)
+        assert all(a[-1] is b[-1] and same(a[-1], c) for a, b, c in zip(after, held, copies))
+    assert sum(len(arrays([f._data])) for f in figs) >= 5 and any('"bdata"' in f.to_json() for f in figs)
 
 
 def test_dark_and_large_styles():

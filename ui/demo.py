@@ -22,7 +22,7 @@ from .page import Page
 from .reports import delete_cache_setting, sweep_reports
 from .rooms import MemoryRooms, RoomStore
 from .settings import (APP_CONCURRENCY, APP_GRADIO_ANALYTICS, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY,
-                       APP_STATUS_UPDATE_RATE, APP_TRANSLATE_WAITING)
+                       APP_TRANSLATE_WAITING, status_update_rate)
 from .tabs import DEFAULT_TAB, TABS
 from .tabs.about import build_about_tab
 from .tabs.learning import replay_of
@@ -244,9 +244,8 @@ def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, b
     # (bench/RESULTS.md, seventh round). Read when the queue is made; a value set in the environment wins.
     for name, value in APP_GRADIO_ANALYTICS.items():
         os.environ.setdefault(name, str(value))
-    rate = os.environ.get("APP_STATUS_UPDATE_RATE", APP_STATUS_UPDATE_RATE)   # "auto": Gradio's default
     demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=queue_size,
-               status_update_rate=rate if rate == "auto" else float(rate))
+               status_update_rate=status_update_rate())   # APP_STATUS_UPDATE_RATE=auto: Gradio's default
     demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
                 css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True,
                 app_kwargs={"routes": live_routes(demo.rooms)})

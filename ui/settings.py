@@ -2,6 +2,10 @@
 limits of one translation are in transformer/config.py; the shared caches' and the batcher's sizes beside them."""
 from __future__ import annotations
 
+import logging
+import math
+import os
+
 from transformer.config import MAX_INPUT_CHARS
 
 APP_CONCURRENCY = 2         # translations at once (one per core on the 2-core machine it was tuned on)
@@ -28,3 +32,23 @@ APP_REPORT_KEEP_S = 120     # our own report files are deleted this long after (
 TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
 PLAY_INTERVAL_S = 1.0       # seconds per step when the step-by-step view plays (the default speed)
 PLAY_SPEEDS = [("0.5 s/step", 0.5), ("1 s/step", 1.0), ("2 s/step", 2.0), ("3 s/step", 3.0)]   # seconds per step
+
+
+def status_update_rate(value=None):
+    """Gradio's ``status_update_rate`` from APP_STATUS_UPDATE_RATE: "auto" or seconds above 0; anything else (a
+    typo, 0, which would make Gradio's queue loop without pause) is the default, with a warning."""
+    raw = os.environ.get("APP_STATUS_UPDATE_RATE") if value is None else value
+    text = str(raw if raw is not None else "").strip().lower()
+    if not text:
+        return APP_STATUS_UPDATE_RATE
+    if text == "auto":
+        return "auto"
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = 0.0
+    if rate > 0 and math.isfinite(rate):
+        return rate
+    logging.getLogger("app").warning("APP_STATUS_UPDATE_RATE=%r is not 'auto' or a number of seconds above 0: using %s",
+                                     raw, APP_STATUS_UPDATE_RATE)
+    return APP_STATUS_UPDATE_RATE

@@ -53,18 +53,17 @@ PLACES = [Noun(*x) for x in [
     ("yard", "cour", True),
 ]]
 
-# What only a place is too much of, and what only an animal is.
+# What only a place is too much of, and what only an animal is. (Cycle 15 trained on these lists with four more,
+# dropped after it as ambiguous: "long" and "dangerous" fit a snake or a wolf too, "weak" and "old" a bridge.)
 PLACE_ADJECTIVES = [Adjective(*x) for x in [
     ("wide", "large", "large"), ("narrow", "étroit", "étroite"), ("busy", "fréquenté", "fréquentée"),
-    ("long", "long", "longue"), ("dangerous", "dangereux", "dangereuse"), ("crowded", "bondé", "bondée"),
-    ("muddy", "boueux", "boueuse"), ("noisy", "bruyant", "bruyante"), ("slippery", "glissant", "glissante"),
-    ("steep", "raide", "raide"),
+    ("crowded", "bondé", "bondée"), ("muddy", "boueux", "boueuse"), ("noisy", "bruyant", "bruyante"),
+    ("slippery", "glissant", "glissante"), ("steep", "raide", "raide"),
 ]]
 ANIMAL_ADJECTIVES = [Adjective(*x) for x in [
     ("tired", "fatigué", "fatiguée"), ("scared", "effrayé", "effrayée"), ("slow", "lent", "lente"),
-    ("old", "vieux", "vieille"), ("weak", "faible", "faible"), ("young", "jeune", "jeune"),
-    ("lazy", "paresseux", "paresseuse"), ("sick", "malade", "malade"), ("nervous", "nerveux", "nerveuse"),
-    ("frightened", "effrayé", "effrayée"),
+    ("young", "jeune", "jeune"), ("lazy", "paresseux", "paresseuse"), ("sick", "malade", "malade"),
+    ("nervous", "nerveux", "nerveuse"), ("frightened", "effrayé", "effrayée"),
 ]]
 
 # (English, French with {subject} and {place}: the verb phrase)
@@ -93,13 +92,15 @@ def coreference_pair(animal: Noun, place: Noun, adjective: Adjective, verb: tupl
 def coreference_pairs(n: int, rng: random.Random, animals: Sequence[Noun] = ANIMALS,
                       places: Sequence[Noun] = PLACES) -> list[Pair]:
     """n pairs drawn at random, in minimal pairs (the same animal, place and verb, one adjective about the place and
-    one about the animal), three in four of them with nouns of different genders (the pronoun then tells which
-    noun "it" is), never the classic's nouns."""
+    one about the animal), three in four of them with nouns of different genders where the lists have both (the
+    pronoun then tells which noun "it" is), never the classic's nouns."""
+    if all((a.en, p.en) == CLASSIC_PAIR for a in animals for p in places):
+        raise ValueError("these nouns make only the classic, which is never generated")
     out: list[Pair] = []
     while len(out) < n:
         animal = rng.choice(animals)
         contrast = rng.random() < 0.75
-        place = rng.choice([p for p in places if (p.feminine != animal.feminine) == contrast])
+        place = rng.choice([p for p in places if (p.feminine != animal.feminine) == contrast] or list(places))
         if (animal.en, place.en) == CLASSIC_PAIR:
             continue
         verb = rng.choice(VERBS)
