@@ -20,7 +20,7 @@ from transformer.doubt import load_language_identifier
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from transformer.translator import Translator
 from ui.settings import (APP_ATTRIBUTION_THREADS, APP_CONCURRENCY, APP_DECODE_PROCESSES, APP_PORT, APP_QUEUE_SIZE,
-                         APP_TORCH_THREADS)
+                         APP_STATUS_UPDATE_RATE, APP_TORCH_THREADS, status_update_rate)
 
 log = logging.getLogger("app")
 
@@ -57,6 +57,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="intra-op threads for an attribution, which runs one at a time (default 0: one per core)")
     p.add_argument("--queue-size", type=int, default=int(env("APP_QUEUE_SIZE", str(APP_QUEUE_SIZE))),
                    help="requests that may wait in the queue before new ones are turned away")
+    p.add_argument("--status-update-rate", type=status_update_rate,
+                   default=env("APP_STATUS_UPDATE_RATE", str(APP_STATUS_UPDATE_RATE)),
+                   help="seconds between the queue positions sent to waiting requests (each gets its own at once on "
+                        "joining), or 'auto': Gradio's default, every waiting request each time one starts")
     return p.parse_args(argv)
 
 
@@ -92,7 +96,7 @@ def main(argv=None) -> int:
         print(f"error: the room store at {args.redis} does not answer: {e}", file=sys.stderr)
         return 2
     demo = build_demo(translator, Path(args.checkpoint), args.concurrency, rooms)
-    serve(demo, args.host, args.port, args.share, args.queue_size)
+    serve(demo, args.host, args.port, args.share, args.queue_size, status_update_rate=args.status_update_rate)
     return 0
 
 

@@ -151,9 +151,14 @@ def test_gradio_sums_up_its_events_and_sends_queue_positions_rarely(tiny_transla
     assert status_update_rate(" Auto ") == "auto" and status_update_rate("2.5") == 2.5
     for bad in ("0", "-1", "abc", "nan", "inf"):        # 0 would make Gradio's queue loop without a pause
         assert status_update_rate(bad) == APP_STATUS_UPDATE_RATE
+    import app                                           # the app's option, from the environment as every APP_*
+    assert app.parse_args([]).status_update_rate == APP_STATUS_UPDATE_RATE
     monkeypatch.setenv("APP_STATUS_UPDATE_RATE", "auto")
+    assert app.parse_args([]).status_update_rate == "auto"
+    assert app.parse_args(["--status-update-rate", "3"]).status_update_rate == 3.0
     demo = build_demo(tiny_translator, tmp_path)
-    serve(demo, "127.0.0.1", free_port(), False, 16, block=False)
+    serve(demo, "127.0.0.1", free_port(), False, 16, block=False,
+          status_update_rate=app.parse_args([]).status_update_rate)
     try:
         assert demo._queue.live_updates is True        # Gradio's own default, on request
     finally:

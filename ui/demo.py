@@ -22,7 +22,7 @@ from .page import Page
 from .reports import delete_cache_setting, sweep_reports
 from .rooms import MemoryRooms, RoomStore
 from .settings import (APP_CONCURRENCY, APP_GRADIO_ANALYTICS, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY,
-                       APP_TRANSLATE_WAITING, status_update_rate)
+                       APP_STATUS_UPDATE_RATE, APP_TRANSLATE_WAITING)
 from .tabs import DEFAULT_TAB, TABS
 from .tabs.about import build_about_tab
 from .tabs.learning import replay_of
@@ -235,7 +235,8 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
         **redraw, api_visibility="private", show_progress="hidden", concurrency_id="draw")
 
 
-def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, block: bool = True) -> None:
+def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, block: bool = True,
+          status_update_rate: "float | str" = APP_STATUS_UPDATE_RATE) -> None:
     """Queue and launch the page with its look, and the live rooms' route beside it; report files are swept
     on Gradio's cache schedule."""
     sweep_reports(delete_cache_setting()[0])
@@ -245,7 +246,7 @@ def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, b
     for name, value in APP_GRADIO_ANALYTICS.items():
         os.environ.setdefault(name, str(value))
     demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=queue_size,
-               status_update_rate=status_update_rate())   # APP_STATUS_UPDATE_RATE=auto: Gradio's default
+               status_update_rate=status_update_rate)   # "auto": Gradio's default
     demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
                 css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True,
                 app_kwargs={"routes": live_routes(demo.rooms)})

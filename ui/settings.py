@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 
 from transformer.config import MAX_INPUT_CHARS
 
@@ -26,7 +25,7 @@ APP_GRADIO_ANALYTICS = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": 1000,   # Gradio's e
                         "GRADIO_ANALYTICS_MAX_EVENTS": 2000}        # page): once per 1,000 events, of the last 2,000
 APP_STATUS_UPDATE_RATE = 1.0   # seconds between Gradio's queue-position messages to the requests waiting (each gets its
                                # position at once on joining); Gradio's "auto" sends every waiting request one each
-                               # time any request starts: ~5,000 messages for a room of 100 (bench/RESULTS.md, 8th round)
+                               # time any request starts: thousands for a room of 100 (bench/RESULTS.md, 8th round)
 APP_CACHE_CLEAN_S = (300, 1800)   # Gradio's delete_cache: every 5 min, delete its copies of users' files older than 30 min
 APP_REPORT_KEEP_S = 120     # our own report files are deleted this long after (Gradio serves its copy)
 TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
@@ -34,10 +33,10 @@ PLAY_INTERVAL_S = 1.0       # seconds per step when the step-by-step view plays 
 PLAY_SPEEDS = [("0.5 s/step", 0.5), ("1 s/step", 1.0), ("2 s/step", 2.0), ("3 s/step", 3.0)]   # seconds per step
 
 
-def status_update_rate(value=None):
-    """Gradio's ``status_update_rate`` from APP_STATUS_UPDATE_RATE: "auto" or seconds above 0; anything else (a
-    typo, 0, which would make Gradio's queue loop without pause) is the default, with a warning."""
-    raw = os.environ.get("APP_STATUS_UPDATE_RATE") if value is None else value
+def status_update_rate(raw) -> "float | str":
+    """Gradio's ``status_update_rate`` from app.py's ``--status-update-rate`` (APP_STATUS_UPDATE_RATE): "auto" or
+    seconds above 0; anything else (a typo, 0, which would make Gradio's queue loop without pause) is the default,
+    with a warning."""
     text = str(raw if raw is not None else "").strip().lower()
     if not text:
         return APP_STATUS_UPDATE_RATE
