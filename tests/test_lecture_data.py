@@ -124,6 +124,60 @@ def test_coreference_pairs_put_the_pronoun_of_the_noun_it_stands_for():
     assert with_them[:-10] == A.augment(PAIRS, 7, cfg) and all("because it was too" in e for e, _ in with_them[-10:])
 
 
+def test_large_numbers_are_grouped_as_each_language_writes_them():
+    """Counts of 1,000 or more: '100,000' in English is '100 000' in French, the same number on both sides,
+    from the frames and from corpus pairs holding a number (never a time or a range); appended after every
+    other kind, so the rest of the generated data is unchanged."""
+    rng = random.Random(4)
+    counts = [A.random_large_count(rng) for _ in range(3000)]
+    assert all(fr == en.replace(",", " ") and int(en.replace(",", "")) >= 1000 for en, fr in counts)
+    assert all(re.fullmatch(r"\d{1,3}(,\d{3})+", en) for en, _ in counts)
+    assert any(en.endswith(",000,000") for en, _ in counts) and any(en.count(",") == 1 for en, _ in counts)
+    corpus = PAIRS + [("I waited 5 o'clock.", "J'ai attendu 5 heures."), ("Wait 2 or 3 days.", "Attends 2 ou 3 jours.")]
+    pairs = A.large_number_pairs(corpus, 200, random.Random(1))
+    assert pairs == A.large_number_pairs(corpus, 200, random.Random(1)) and len(pairs) == 200
+    for en, fr in pairs:
+        [big] = re.findall(r"\d{1,3}(?:,\d{3})+", en)
+        assert big.replace(",", " ") in fr and "," not in fr.replace(big.replace(",", " "), ""), (en, fr)
+    assert any(e.startswith("Mary gave Tom ") for e, _ in pairs)                  # from the corpus pair with 12
+    assert not any("o'clock" in e or " or " in e for e, _ in pairs)
+    cfg = A.AugmentConfig(name_copies=1, number_copies=1, templates=30, concatenations=5, coreference=4)
+    with_them = A.augment(PAIRS, 7, A.AugmentConfig(**{**cfg.__dict__, "large_numbers": 6}))
+    assert with_them[:-6] == A.augment(PAIRS, 7, cfg)
+    assert all(re.search(r"\d,\d{3}", e) for e, _ in with_them[-6:])
+    held_out = A.numbers_test(300, 1)                        # the numbers test draws no large count
+    assert not any(re.search(r"\d,\d{3}", en) for en, _ in held_out)
+
+
+def test_pronoun_probe_reads_the_models_own_probabilities(bundled_checkpoint):
+    """The pronoun probe (transformer/training/probe.py): P(il) and P(elle) at the pronoun are the teacher-forced
+    pass's own (the app's Steer view), and its held-out nouns and adjectives are in no list the generator trains on."""
+    from transformer.io.checkpoint import load_checkpoint
+    from transformer.training import coreference as C
+    from transformer.training.probe import PronounProbe, groups, summarise
+    from transformer.translator import Translator
+    tr = Translator(bundled_checkpoint, "cpu", cache_size=0)
+    probe = PronounProbe(*load_checkpoint(bundled_checkpoint, "cpu"))
+    wide, tired = groups(0)["classic"][0]
+    assert wide.english == "The animal didn't cross the street because it was too wide." and not wide.masculine_meant
+    assert wide.french == "L'animal n'a pas traversé la rue parce qu'elle était trop large." and tired.masculine_meant
+    for case in (wide, tired):
+        il, elle = probe(case.english, case.french)
+        forced = tr.forced(case.english, case.french)
+        k = [p.piece for p in forced.pieces].index("elle" if case is wide else "il")
+        cand = dict(zip(forced.trace.steps[k].topk_pieces, forced.trace.steps[k].topk_probs))
+        assert il == pytest.approx(cand["il"], abs=1e-5) and elle == pytest.approx(cand["elle"], abs=1e-5)
+    summary = summarise(probe, [(wide, tired)])
+    right = [p > q for p, q in [probe(wide.english, wide.french)[::-1], probe(tired.english, tired.french)]]
+    assert summary["right"] == sum(right) / 2 and summary["pairs_both_right"] == float(all(right))
+    trained = {n.en for n in C.ANIMALS + C.PLACES} | {a.en for a in C.PLACE_ADJECTIVES + C.ANIMAL_ADJECTIVES}
+    held = {n.en for n in C.HELD_OUT_ANIMALS + C.HELD_OUT_PLACES} | \
+        {a.en for a in C.HELD_OUT_PLACE_ADJECTIVES + C.HELD_OUT_ANIMAL_ADJECTIVES}
+    assert not trained & held
+    for a, b in groups(3)["held out"] + groups(3)["trained lists"]:
+        assert a.masculine_meant != b.masculine_meant and a.english.rsplit(" ", 1)[0] == b.english.rsplit(" ", 1)[0]
+
+
 def test_concatenations_join_as_many_pairs_as_the_sizes_say():
     pairs = [(f"Sentence {w}.", f"Phrase {w}.") for w in "abcdefghij"]
     for sizes in [(2,), (5, 6)]:

@@ -275,6 +275,15 @@ def random_price(rng: random.Random) -> tuple[str, str]:
     return f"{en_amount} {cur[1]}", f"{fr_amount} {cur[2]}"
 
 
+def random_large_count(rng: random.Random) -> tuple[str, str]:
+    """A count of 1,000 or more in digits, as English groups them ('100,000') and French ('100 000'):
+    round ones (the paper's "100,000 steps", "2,500,000 people") as often as any other."""
+    n = rng.choice([rng.randint(1_000, 9_999), rng.randint(10_000, 999_999), rng.randint(1_000_000, 99_999_999),
+                    rng.randint(1, 999) * 10 ** rng.choice([3, 3, 4, 5, 6])])
+    en = f"{n:,}"
+    return en, en.replace(",", " ")
+
+
 def random_count_text(rng: random.Random, feminine: bool = False) -> tuple[str, str]:
     n = random_count(rng)
     if rng.random() < 0.5 or n > 100:
@@ -288,15 +297,15 @@ FRAMES: list[Pair] = [tuple(x) for x in WORDS["frames"]]
 HELD_OUT_FRAMES: list[Pair] = [tuple(x) for x in WORDS["held_out_frames"]]   # the numbers test's only (never trained)
 
 
-def fill(frame: Pair, rng: random.Random, held_out: bool = False) -> tuple[Pair, dict]:
-    """One pair from a frame, and the values put in (for tests)."""
+def fill(frame: Pair, rng: random.Random, held_out: bool = False, large: bool = False) -> tuple[Pair, dict]:
+    """One pair from a frame, and the values put in (for tests); `large` puts a count of 1,000 or more in {N}."""
     en, fr = frame
     vals: dict = {}
     p, q = random_person(rng, held_out), random_person(rng, held_out)
     while q.en == p.en:
         q = random_person(rng, held_out)
     if "{N}" in en:
-        vals["N"] = random_count_text(rng)
+        vals["N"] = random_large_count(rng) if large else random_count_text(rng)
     if "{D}" in en:
         vals["D"] = random_date(rng)
     if "{T}" in en:
@@ -315,6 +324,29 @@ def fill(frame: Pair, rng: random.Random, held_out: bool = False) -> tuple[Pair,
 
 def template_pairs(n: int, rng: random.Random, frames: Sequence[Pair] = FRAMES, held_out: bool = False) -> list[Pair]:
     return [fill(rng.choice(frames), rng, held_out)[0] for _ in range(n)]
+
+
+_RANGE = re.compile(r"\d\s*(?:or|to|and|-|–)\s*\d")    # "2 or 3 days", "5 to 6", "10-12"
+
+
+def large_number_pairs(pairs: Sequence[Pair], n: int, rng: random.Random) -> list[Pair]:
+    """n pairs with a count of 1,000 or more ('100,000' / '100 000'): half from the frames with a count, half
+    from corpus pairs whose two sides write the same number in digits (that number replaced). The other
+    generated numbers stay under 1,000, and the generated numbers test draws only those. A time ("5 o'clock"),
+    or a number in a range ("2 or 3 years", "5 to 6") is left alone."""
+    frames = [f for f in FRAMES if "{N}" in f[0]]
+    digit_pairs = [(en, fr, d) for en, fr in pairs
+                   for d in re.findall(r"(?<![\d:.,$€£-])\d{1,3}(?![\d:.,-]|\s*(?:o'clock|[ap]\.?m\b|or\b|to\b))", en)[:1]
+                   if int(d) > 1 and _count(en, d) == _count(fr, d) == 1 and not _RANGE.search(en)]
+    out = []
+    for i in range(n):
+        if i % 2 == 0 or not digit_pairs:
+            out.append(fill(rng.choice(frames), rng, large=True)[0])
+        else:
+            en, fr, d = rng.choice(digit_pairs)
+            ne, nf = random_large_count(rng)
+            out.append((_replace_word(en, d, ne), _replace_word(fr, d, nf)))
+    return out
 
 
 def concatenate(pairs: Sequence[Pair], n: int, rng: random.Random,
@@ -339,6 +371,7 @@ class AugmentConfig:
     concatenations: int = 25_000
     concat_sizes: tuple[int, ...] = (2, 2, 3)
     coreference: int = 0      # generated "it" pairs whose French pronoun follows what "it" is (coreference.py)
+    large_numbers: int = 0    # pairs with counts of 1,000 or more ('100,000' / '100 000')
 
 
 def augment(pairs: Sequence[Pair], seed: int, cfg: AugmentConfig = AugmentConfig(),
@@ -350,10 +383,12 @@ def augment(pairs: Sequence[Pair], seed: int, cfg: AugmentConfig = AugmentConfig
     templates = template_pairs(cfg.templates, rng)
     concat = concatenate(list(pairs) + names[: len(names) // 4], cfg.concatenations, rng, cfg.concat_sizes)
     coreference = coreference_pairs(cfg.coreference, rng) if cfg.coreference else []   # (last: the rest as before)
+    large = large_number_pairs(pairs, cfg.large_numbers, rng) if cfg.large_numbers else []   # (after coreference)
     log(f"augmentation: {len(names):,} name/place pairs, {len(numbers):,} number pairs, "
         f"{len(templates):,} template pairs, {len(concat):,} multi-sentence pairs"
-        + (f", {len(coreference):,} coreference pairs" if coreference else ""))
-    return names + numbers + templates + concat + coreference
+        + (f", {len(coreference):,} coreference pairs" if coreference else "")
+        + (f", {len(large):,} large-number pairs" if large else ""))
+    return names + numbers + templates + concat + coreference + large
 
 
 # --- generated tests (held-out names and frames) --------------------------------------------------

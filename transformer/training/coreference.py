@@ -74,13 +74,35 @@ VERBS = [
     ("refused to cross the", "{subject} a refusé de traverser {place}"),
 ]
 
+# Never trained on: the pronoun probe's (bench/probe_coreference.py), to see whether the rule carries over to
+# nouns and adjectives the model never saw in such a sentence.
+HELD_OUT_ANIMALS = [Noun(*x) for x in [
+    ("zebra", "zèbre", False), ("camel", "chameau", False), ("kangaroo", "kangourou", False),
+    ("tiger", "tigre", False), ("lamb", "agneau", False), ("monkey", "singe", False), ("pony", "poney", False),
+    ("owl", "chouette", True), ("goose", "oie", True), ("bee", "abeille", True), ("wasp", "guêpe", True),
+    ("snail", "escargot", False),
+]]
+HELD_OUT_PLACES = [Noun(*x) for x in [
+    ("meadow", "prairie", True), ("beach", "plage", True), ("lane", "ruelle", True), ("lawn", "pelouse", True),
+    ("track", "piste", True), ("tunnel", "tunnel", False), ("ditch", "fossé", False), ("swamp", "marais", False),
+    ("crossroads", "carrefour", False),
+]]
+HELD_OUT_PLACE_ADJECTIVES = [Adjective(*x) for x in [
+    ("icy", "verglacé", "verglacée"), ("flooded", "inondé", "inondée"), ("deep", "profond", "profonde"),
+]]
+HELD_OUT_ANIMAL_ADJECTIVES = [Adjective(*x) for x in [
+    ("exhausted", "épuisé", "épuisée"), ("terrified", "terrifié", "terrifiée"), ("sleepy", "endormi", "endormie"),
+]]
+
 CLASSIC_PAIR = ("animal", "street")   # the classic's own nouns: never generated together (tests/test_examples.py)
 
 
-def coreference_pair(animal: Noun, place: Noun, adjective: Adjective, verb: tuple[str, str]) -> Pair:
+def coreference_pair(animal: Noun, place: Noun, adjective: Adjective, verb: tuple[str, str],
+                     about_place: bool | None = None) -> Pair:
     """One pair: "The ANIMAL VERB PLACE because it was too ADJECTIVE." and its French, whose pronoun and
-    adjective agree with the noun the adjective describes."""
-    about_place = adjective in PLACE_ADJECTIVES
+    adjective agree with the noun the adjective describes (the place when `about_place`; by default, when the
+    adjective is one of PLACE_ADJECTIVES)."""
+    about_place = adjective in PLACE_ADJECTIVES if about_place is None else about_place
     referent = place if about_place else animal
     pronoun = "elle" if referent.feminine else "il"
     agreed = adjective.feminine if referent.feminine else adjective.masculine

@@ -75,6 +75,9 @@ def add_augment_options(d) -> None:
     d.add_argument("--coreference", type=int, default=AugmentConfig.coreference,
                    help="with --augment: generated pairs 'The dog didn't cross the road because it was too "
                         "wide / tired.' whose French pronoun follows what 'it' is (training/coreference.py)")
+    d.add_argument("--large-numbers", type=int, default=AugmentConfig.large_numbers,
+                   help="with --augment: pairs with counts of 1,000 or more, '100,000' in English and '100 000' "
+                        "in French (from the frames and from corpus pairs holding a number)")
     d.add_argument("--augment-weight", type=float, default=1.0,
                    help="with --augment: how often the generated pairs come per epoch, as a corpus's @W")
     d.add_argument("--concatenations", type=int, default=AugmentConfig.concatenations,
