@@ -9,6 +9,8 @@ and the in-domain (classroom) sets.
 - numbers: sentences from frames never trained on (``augment.HELD_OUT_FRAMES``) with random counts
   (digits or words), dates, times and prices; passes when each value appears in an accepted French
   form (``12 mai``, ``9 h 30``, ``12,50 euros``...).
+- large numbers: a third as many sentences from frames of their own (``augment.HELD_OUT_LARGE_FRAMES``)
+  with counts of 1,000 or more ("100,000"); passes when French groups the digits ("100 000").
 - paragraphs: the 20 paragraphs of ``transformer/training/corpora/paragraphs.en.txt`` translated
   whole (no sentence splitting); an output loops when a 3-gram of words occurs 3 or more times or
   decoding hits the length limit. Also sentence by sentence, as the command line does by default.
@@ -133,6 +135,13 @@ def main(argv=None) -> int:
     failures = [(en, exp, o) for (en, exp), o, good in zip(cases, outs, ok) if not good]
     for en, exp, o in failures[: args.show]:
         print(f"  number ✗ {en!r} -> {o!r} (wanted one of {exp})")
+    cases = numbers_test(args.n // 3, args.seed, large=True)
+    outs = tr.translate([c[0] for c in cases])
+    ok = [all(any(normalise(a) in normalise(o) for a in accepted) for accepted in exp) for (_, exp), o in zip(cases, outs)]
+    res["large_numbers_correct_pct"] = round(100 * sum(ok) / len(ok), 1)
+    res["large_numbers_sentences"] = len(ok)
+    for en, exp, o in [(en, exp, o) for (en, exp), o, good in zip(cases, outs, ok) if not good][: args.show]:
+        print(f"  large  ✗ {en!r} -> {o!r} (wanted one of {exp})")
 
     paragraphs = [line.strip() for line in (CORPORA / "paragraphs.en.txt").read_text(encoding="utf-8").splitlines()
                   if line.strip()]

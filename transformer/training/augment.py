@@ -295,6 +295,7 @@ def random_count_text(rng: random.Random, feminine: bool = False) -> tuple[str, 
 # {C} a city, {e} French agreement with {P} ('' or 'e'), {es} plural agreement of {P} and {Q}.
 FRAMES: list[Pair] = [tuple(x) for x in WORDS["frames"]]
 HELD_OUT_FRAMES: list[Pair] = [tuple(x) for x in WORDS["held_out_frames"]]   # the numbers test's only (never trained)
+HELD_OUT_LARGE_FRAMES: list[Pair] = [tuple(x) for x in WORDS["held_out_large_frames"]]   # its large counts' only
 
 
 def fill(frame: Pair, rng: random.Random, held_out: bool = False, large: bool = False) -> tuple[Pair, dict]:
@@ -413,13 +414,15 @@ def names_test(pairs: Sequence[Pair], n: int, seed: int) -> list[tuple[str, list
     return out
 
 
-def numbers_test(n: int, seed: int) -> list[tuple[str, list[list[str]]]]:
-    """(English sentence, for each value in it the accepted French renderings) from held-out frames."""
+def numbers_test(n: int, seed: int, large: bool = False) -> list[tuple[str, list[list[str]]]]:
+    """(English sentence, for each value in it the accepted French renderings) from held-out frames; with
+    `large`, counts of 1,000 or more ('100,000') in frames of their own, whose French groups the digits
+    ('100 000'; a four-digit count may also stay whole, '1480')."""
     rng = random.Random(seed)
     out = []
     for _ in range(n):
-        frame = rng.choice(HELD_OUT_FRAMES)
-        (en, _fr), vals = fill(frame, rng, held_out=True)
+        frame = rng.choice(HELD_OUT_LARGE_FRAMES if large else HELD_OUT_FRAMES)
+        (en, _fr), vals = fill(frame, rng, held_out=True, large=large)
         expected = []
         for key in ("N", "D", "T", "M"):
             if key in vals:
@@ -429,6 +432,8 @@ def numbers_test(n: int, seed: int) -> list[tuple[str, list[list[str]]]]:
                     accepted.add(str(_EN_WORDS.get(ve, ve)) if ve in _EN_WORDS else vf)
                 if key == "N" and ve.isdigit():
                     accepted.add(number_words(int(ve), "fr"))
+                if key == "N" and large and len(ve) == 5:          # 1,480: "1 480" or "1480"
+                    accepted.add(ve.replace(",", ""))
                 if key == "T":
                     accepted |= {vf.replace(" h ", "h").replace(" h", "h"), vf.replace(" h ", ":")}
                 if key == "M":
