@@ -147,6 +147,11 @@ def test_large_numbers_are_grouped_as_each_language_writes_them():
     assert all(re.search(r"\d,\d{3}", e) for e, _ in with_them[-6:])
     held_out = A.numbers_test(300, 1)                        # the numbers test draws no large count
     assert not any(re.search(r"\d,\d{3}", en) for en, _ in held_out)
+    large = A.numbers_test(100, 1, large=True)               # its large part: frames never trained on
+    assert not set(A.HELD_OUT_LARGE_FRAMES) & set(A.FRAMES)
+    for en, [accepted] in large:
+        [big] = re.findall(r"\d{1,3}(?:,\d{3})+", en)
+        assert big.replace(",", " ") in accepted and (big.replace(",", "") in accepted) == (len(big) == 5)
 
 
 def test_pronoun_probe_reads_the_models_own_probabilities(bundled_checkpoint):
