@@ -116,6 +116,7 @@ def test_coreference_pairs_put_the_pronoun_of_the_noun_it_stands_for():
         "The dog refused to cross the street because it was too narrow.",
         "Le chien a refusé de traverser la rue parce qu'elle était trop étroite.")
     assert C.Noun("hedgehog", "hérisson", False).the() == "le hérisson" and C.Noun("x", "âne", False).the() == "l'âne"
+    assert C.Noun("man", "homme", False).the() == "l'homme" and C.Noun("owl", "hibou", False).the() == "le hibou"
     classic = [c.text for c in CLASSICS if "street because it was too" in c.text]
     assert len(classic) == 2 and all("animal" in c for c in classic)            # CLASSIC_PAIR names the classic's nouns
     assert not {c.lower() for c in classic} & {e.lower() for e, _ in C.coreference_pairs(20000, random.Random(2))}

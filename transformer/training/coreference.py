@@ -14,15 +14,18 @@ from typing import NamedTuple, Sequence
 Pair = tuple[str, str]
 
 
+MUTE_H = {"homme"}     # the nouns here whose h takes l'
+
+
 class Noun(NamedTuple):
     en: str
     fr: str           # without its article
     feminine: bool
 
     def the(self) -> str:
-        """The noun with its French definite article (l' before a vowel; no noun here starts with a mute h, and
-        *hérisson*'s h is aspirated: le hérisson)."""
-        if self.fr[0] in "aâeéèêiîoôu":
+        """The noun with its French definite article (l' before a vowel or a mute h: l'homme; *hérisson*'s and
+        *hibou*'s h are aspirated: le hérisson, le hibou)."""
+        if self.fr[0] in "aâeéèêiîoôu" or self.fr in MUTE_H:
             return f"l'{self.fr}"
         return f"{'la' if self.feminine else 'le'} {self.fr}"
 
@@ -74,24 +77,32 @@ VERBS = [
     ("refused to cross the", "{subject} a refusé de traverser {place}"),
 ]
 
-# Never trained on: the pronoun probe's (bench/probe_coreference.py), to see whether the rule carries over to
-# nouns and adjectives the model never saw in such a sentence.
+# Never trained on: the pronoun probe's (transformer/training/probe.py), to see whether the rule carries over to
+# nouns and adjectives the model never saw in such a sentence. Everyday words the model translates right on their
+# own ("I can see the owl." -> "le hibou"), people among them, so that a wrong pronoun is not a word it never met.
 HELD_OUT_ANIMALS = [Noun(*x) for x in [
-    ("zebra", "zèbre", False), ("camel", "chameau", False), ("kangaroo", "kangourou", False),
-    ("tiger", "tigre", False), ("lamb", "agneau", False), ("monkey", "singe", False), ("pony", "poney", False),
-    ("owl", "chouette", True), ("goose", "oie", True), ("bee", "abeille", True), ("wasp", "guêpe", True),
-    ("snail", "escargot", False),
+    ("boy", "garçon", False), ("man", "homme", False), ("soldier", "soldat", False), ("tiger", "tigre", False),
+    ("chicken", "poulet", False), ("owl", "hibou", False), ("girl", "fille", True), ("woman", "femme", True),
+    ("bee", "abeille", True),
 ]]
 HELD_OUT_PLACES = [Noun(*x) for x in [
-    ("meadow", "prairie", True), ("beach", "plage", True), ("lane", "ruelle", True), ("lawn", "pelouse", True),
-    ("track", "piste", True), ("tunnel", "tunnel", False), ("ditch", "fossé", False), ("swamp", "marais", False),
-    ("crossroads", "carrefour", False),
+    ("sea", "mer", True), ("beach", "plage", True), ("mountain", "montagne", True), ("border", "frontière", True),
+    ("city", "ville", True), ("kitchen", "cuisine", True), ("room", "pièce", True), ("lake", "lac", False),
+    ("tunnel", "tunnel", False), ("ocean", "océan", False), ("stadium", "stade", False),
+    ("corridor", "couloir", False),
 ]]
 HELD_OUT_PLACE_ADJECTIVES = [Adjective(*x) for x in [
-    ("icy", "verglacé", "verglacée"), ("flooded", "inondé", "inondée"), ("deep", "profond", "profonde"),
+    ("deep", "profond", "profonde"), ("far", "loin", "loin"), ("dark", "sombre", "sombre"),
+    ("flooded", "inondé", "inondée"),
 ]]
+# which of them make sense for each place (a sea can be too deep, a room too dark, not the other way round)
+HELD_OUT_PLACE_FITS = {"sea": ("deep", "far"), "beach": ("far", "dark"), "mountain": ("far",), "border": ("far",),
+                       "city": ("far", "dark"), "kitchen": ("dark", "flooded"), "room": ("dark", "flooded"),
+                       "lake": ("deep", "far"), "tunnel": ("dark", "flooded"), "ocean": ("deep", "far"),
+                       "stadium": ("far", "dark"), "corridor": ("dark", "flooded")}
 HELD_OUT_ANIMAL_ADJECTIVES = [Adjective(*x) for x in [
-    ("exhausted", "épuisé", "épuisée"), ("terrified", "terrifié", "terrifiée"), ("sleepy", "endormi", "endormie"),
+    ("exhausted", "épuisé", "épuisée"), ("hungry", "affamé", "affamée"), ("sleepy", "endormi", "endormie"),
+    ("weak", "faible", "faible"),
 ]]
 
 CLASSIC_PAIR = ("animal", "street")   # the classic's own nouns: never generated together (tests/test_examples.py)

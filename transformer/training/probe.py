@@ -6,8 +6,9 @@ Greedy decoding would pick the more probable one, so a sentence counts as right 
 the more probable of the two. Groups (``groups``):
 
 - classic: the Transformer blog's two sentences (the animal and the street; tired / wide). Never trained on.
-- held out: every minimal pair of ``coreference.HELD_OUT_*`` (nouns and adjectives in no training sentence
-  of this kind) whose two nouns differ in gender, with the first verb ("didn't cross the").
+- held out: minimal pairs of ``coreference.HELD_OUT_*`` (everyday nouns, people among them, and adjectives
+  in no training sentence of this kind): every mover and place of different genders, with each adjective that
+  fits the place (``HELD_OUT_PLACE_FITS``) against one about the mover, and the first verb ("didn't cross the").
 - trained lists: N minimal pairs with nouns of different genders drawn from the generator's own lists with
   a seed no training used (the kind of sentence trained on; some may be in the training data).
 
@@ -27,7 +28,7 @@ import torch
 from ..io.tokenizer import Tokenizer
 from ..model.transformer import Transformer
 from .coreference import (ANIMAL_ADJECTIVES, ANIMALS, CLASSIC_PAIR, HELD_OUT_ANIMAL_ADJECTIVES, HELD_OUT_ANIMALS,
-                          HELD_OUT_PLACE_ADJECTIVES, HELD_OUT_PLACES, PLACE_ADJECTIVES, PLACES, VERBS, Noun,
+                          HELD_OUT_PLACE_ADJECTIVES, HELD_OUT_PLACE_FITS, HELD_OUT_PLACES, PLACE_ADJECTIVES, PLACES, VERBS, Noun,
                           coreference_pair)
 
 CLASSIC_ANIMAL, CLASSIC_STREET = Noun("animal", "animal", False), Noun("street", "rue", True)
@@ -51,9 +52,11 @@ def minimal_pair(animal: Noun, place: Noun, place_adj, animal_adj, verb=VERBS[0]
 
 
 def groups(trained: int) -> dict[str, list[tuple[Case, Case]]]:
-    held_out = [minimal_pair(a, p, pa, aa) for a, p in itertools.product(HELD_OUT_ANIMALS, HELD_OUT_PLACES)
-                if a.feminine != p.feminine
-                for pa, aa in zip(HELD_OUT_PLACE_ADJECTIVES, HELD_OUT_ANIMAL_ADJECTIVES)]
+    fits = {a.en: a for a in HELD_OUT_PLACE_ADJECTIVES}
+    movers = itertools.cycle(HELD_OUT_ANIMAL_ADJECTIVES)      # each place adjective paired with the next of these
+    held_out = [minimal_pair(a, p, fits[pa], next(movers))
+                for a, p in itertools.product(HELD_OUT_ANIMALS, HELD_OUT_PLACES) if a.feminine != p.feminine
+                for pa in HELD_OUT_PLACE_FITS[p.en]]
     rng = random.Random(PROBE_SEED)
     drawn = []
     while len(drawn) < trained:
