@@ -328,6 +328,8 @@ def template_pairs(n: int, rng: random.Random, frames: Sequence[Pair] = FRAMES, 
 
 
 _RANGE = re.compile(r"\d\s*(?:or|to|and|-|–)\s*\d")    # "2 or 3 days", "5 to 6", "10-12"
+# a number of 1-3 digits on its own: not part of a price, a time, a decimal or a range
+_PLAIN_COUNT = re.compile(r"(?<![\d:.,$€£-])\d{1,3}(?![\d:.,-]|\s*(?:o'clock|[ap]\.?m\b|or\b|to\b))")
 
 
 def large_number_pairs(pairs: Sequence[Pair], n: int, rng: random.Random) -> list[Pair]:
@@ -337,7 +339,7 @@ def large_number_pairs(pairs: Sequence[Pair], n: int, rng: random.Random) -> lis
     or a number in a range ("2 or 3 years", "5 to 6") is left alone."""
     frames = [f for f in FRAMES if "{N}" in f[0]]
     digit_pairs = [(en, fr, d) for en, fr in pairs
-                   for d in re.findall(r"(?<![\d:.,$€£-])\d{1,3}(?![\d:.,-]|\s*(?:o'clock|[ap]\.?m\b|or\b|to\b))", en)[:1]
+                   for d in _PLAIN_COUNT.findall(en)[:1]
                    if int(d) > 1 and _count(en, d) == _count(fr, d) == 1 and not _RANGE.search(en)]
     out = []
     for i in range(n):

@@ -28,8 +28,8 @@ import torch
 from ..io.tokenizer import Tokenizer
 from ..model.transformer import Transformer
 from .coreference import (ANIMAL_ADJECTIVES, ANIMALS, CLASSIC_PAIR, HELD_OUT_ANIMAL_ADJECTIVES, HELD_OUT_ANIMALS,
-                          HELD_OUT_PLACE_ADJECTIVES, HELD_OUT_PLACE_FITS, HELD_OUT_PLACES, PLACE_ADJECTIVES, PLACES, VERBS, Noun,
-                          coreference_pair)
+                          HELD_OUT_PLACE_ADJECTIVES, HELD_OUT_PLACE_FITS, HELD_OUT_PLACES, PLACE_ADJECTIVES, PLACES,
+                          VERBS, Noun, coreference_pair)
 
 CLASSIC_ANIMAL, CLASSIC_STREET = Noun("animal", "animal", False), Noun("street", "rue", True)
 TIRED = next(a for a in ANIMAL_ADJECTIVES if a.en == "tired")
@@ -46,7 +46,8 @@ class Case:
 
 def minimal_pair(animal: Noun, place: Noun, place_adj, animal_adj, verb=VERBS[0]) -> tuple[Case, Case]:
     """The same sentence with "it" meaning the place, then the animal (nouns of different genders)."""
-    assert animal.feminine != place.feminine
+    if animal.feminine == place.feminine:
+        raise ValueError(f"{animal.en} and {place.en} have the same gender: the pronoun would not tell them apart")
     return (Case(*coreference_pair(animal, place, place_adj, verb, about_place=True), not place.feminine),
             Case(*coreference_pair(animal, place, animal_adj, verb, about_place=False), not animal.feminine))
 
