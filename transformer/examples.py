@@ -70,7 +70,7 @@ CLASSICS = [
     Classic("The animal didn't cross the street because it was too wide.", BLOG,
             "The same sentence with one word changed: now “it” is the street, and the French needs “elle” "
             "(“la rue”). Compare the row “it” and the pronoun the model writes with the sentence above: this "
-            "model keeps “il”, and on such pairs it has never seen, one word changing the pronoun, it gets both "
+            "model keeps “il”. On such pairs made of words it never saw in this pattern, it gets both sentences "
             "right only about one time in three.", "tab=explorer&kind=encoder&layer=6&head=mean",
             COREFERENCE[:-1] + ", but some are close to it: “The dog didn't cross the street because it was too "
             "wide.”"),
