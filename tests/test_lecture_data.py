@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -13,8 +14,11 @@ import pytest
 from transformer.replay import EXAMPLES, KINDS, Replay, ReplayPoint, ReplayRecord, load_replay, replay_steps, save_replay
 from transformer.sentences import split_sentences
 from transformer.training import augment as A
+from transformer.training.data import read_corpus
 from transformer.viz import learning
 from transformer.viz.views import Look, pieces_html
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PAIRS = [("Tom is here.", "Tom est ici."), ("Mary gave Tom 12 books.", "Mary a donné 12 livres à Tom."),
          ("I met John in Boston.", "J'ai rencontré John à Boston."), ("I have three cats.", "J'ai trois chats."),
@@ -134,14 +138,17 @@ def test_large_numbers_are_grouped_as_each_language_writes_them():
     assert all(fr == en.replace(",", " ") and int(en.replace(",", "")) >= 1000 for en, fr in counts)
     assert all(re.fullmatch(r"\d{1,3}(,\d{3})+", en) for en, _ in counts)
     assert any(en.endswith(",000,000") for en, _ in counts) and any(en.count(",") == 1 for en, _ in counts)
-    corpus = PAIRS + [("I waited 5 o'clock.", "J'ai attendu 5 heures."), ("Wait 2 or 3 days.", "Attends 2 ou 3 jours.")]
+    corpus = PAIRS + [("I waited until 5 o'clock.", "J'ai attendu jusqu'à 5 heures."),
+                      ("Wait 2 or 3 days.", "Attends 2 ou 3 jours."), ("Look at head 4.", "Regarde la tête 4."),
+                      ("I got 19 out of 20.", "J'ai eu 19 sur 20."), ("An MP3 player with 12 songs.", "Un lecteur MP3 avec 12 chansons.")]
     pairs = A.large_number_pairs(corpus, 200, random.Random(1))
     assert pairs == A.large_number_pairs(corpus, 200, random.Random(1)) and len(pairs) == 200
     for en, fr in pairs:
         [big] = re.findall(r"\d{1,3}(?:,\d{3})+", en)
         assert big.replace(",", " ") in fr and "," not in fr.replace(big.replace(",", " "), ""), (en, fr)
     assert any(e.startswith("Mary gave Tom ") for e, _ in pairs)                  # from the corpus pair with 12
-    assert not any("o'clock" in e or " or " in e for e, _ in pairs)
+    assert not any("o'clock" in e or " or " in e or "head" in e or "out of" in e for e, _ in pairs)
+    assert any(e.startswith("An MP3 player with ") and "MP3" in e for e, _ in pairs)      # the first count that fits
     cfg = A.AugmentConfig(name_copies=1, number_copies=1, templates=30, concatenations=5, coreference=4)
     with_them = A.augment(PAIRS, 7, A.AugmentConfig(**{**cfg.__dict__, "large_numbers": 6}))
     assert with_them[:-6] == A.augment(PAIRS, 7, cfg)
@@ -179,7 +186,12 @@ def test_pronoun_probe_reads_the_models_own_probabilities(bundled_checkpoint):
     trained = {n.en for n in C.ANIMALS + C.PLACES} | {a.en for a in C.PLACE_ADJECTIVES + C.ANIMAL_ADJECTIVES}
     held = {n.en for n in C.HELD_OUT_ANIMALS + C.HELD_OUT_PLACES} | \
         {a.en for a in C.HELD_OUT_PLACE_ADJECTIVES + C.HELD_OUT_ANIMAL_ADJECTIVES}
-    assert not trained & held
+    cycle15 = {"long", "dangerous", "weak", "old"}                          # in cycle 15's lists (3a5ddfd), since dropped
+    written = " ".join(en.lower() for name in ("coreference", "formal")
+                       for en, _ in read_corpus(str(ROOT / "transformer" / "training" / "corpora" / f"{name}.train.tsv"))
+                       if "because" in en)
+    assert not trained & held and not cycle15 & held
+    assert not [w for w in held if re.search(rf"\b{w}\b", written)]
     for a, b in groups(3)["held out"] + groups(3)["trained lists"]:
         assert a.masculine_meant != b.masculine_meant and a.english.rsplit(" ", 1)[0] == b.english.rsplit(" ", 1)[0]
 

@@ -37,9 +37,9 @@ BLOG = "Google AI blog on the Transformer (Uszkoreit 2017)"
 PAPER = "Vaswani et al. 2017 (Attention Is All You Need), figures 3-5"
 NEWSTEST_2014 = "It is a sentence of newstest2014, this project's news test set (never trained or tuned on)."
 NEWSTEST_2013 = "It is a sentence of newstest2013, this project's news dev set (used only to choose checkpoints)."
-COREFERENCE = ("The model was trained on 85 pairs of the same pattern with other nouns (the project's coreference "
-               "corpus), 20 more in its formal corpus and 20,000 generated ones (other animals, places and "
-               "adjectives), not on this sentence.")
+COREFERENCE = ("The model was trained on 75 sentences of the same pattern (“… because it was …”) with other "
+               "nouns in the project's coreference corpus, 41 more in its formal corpus and 20,000 generated ones "
+               "(other animals, places and adjectives), not on this sentence.")
 FORMAL = ("The model was trained on sentences of the same construction written for this project (its formal "
           "corpus), not on this sentence")
 PARAPHRASED = FORMAL + ", but one of them is close to it: "
@@ -71,7 +71,7 @@ CLASSICS = [
             "The same sentence with one word changed: now “it” is the street, and the French needs “elle” "
             "(“la rue”). Compare the row “it” and the pronoun the model writes with the sentence above: this "
             "model keeps “il”. On such pairs made of words it never saw in this pattern, it gets both sentences "
-            "right only about one time in three.", "tab=explorer&kind=encoder&layer=6&head=mean",
+            "right only about one time in five.", "tab=explorer&kind=encoder&layer=6&head=mean",
             COREFERENCE[:-1] + ", but some are close to it: “The dog didn't cross the street because it was too "
             "wide.”"),
     Classic("The Law will never be perfect, but its application should be just - this is what we are missing, "

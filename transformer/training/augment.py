@@ -328,19 +328,28 @@ def template_pairs(n: int, rng: random.Random, frames: Sequence[Pair] = FRAMES, 
 
 
 _RANGE = re.compile(r"\d\s*(?:or|to|and|-|–)\s*\d")    # "2 or 3 days", "5 to 6", "10-12"
-# a number of 1-3 digits on its own: not part of a price, a time, a decimal or a range
+# a number of 1-3 digits on its own: not part of a price, a time, a decimal or a range; not a label ("head 4",
+# "room 12", "at 5") or a mark ("19 out of 20")
+_NOT_A_COUNT = re.compile(r"\b(?:at|head|layer|room|page|chapter|platform|number|no\.|step|version|line)\s*$", re.I)
 _PLAIN_COUNT = re.compile(r"(?<![\d:.,$€£-])\d{1,3}(?![\d:.,-]|\s*(?:o'clock|[ap]\.?m\b|or\b|to\b))")
 
 
 def large_number_pairs(pairs: Sequence[Pair], n: int, rng: random.Random) -> list[Pair]:
     """n pairs with a count of 1,000 or more ('100,000' / '100 000'): half from the frames with a count, half
     from corpus pairs whose two sides write the same number in digits (that number replaced). The other
-    generated numbers stay under 1,000, and the generated numbers test draws only those. A time ("5 o'clock"),
-    or a number in a range ("2 or 3 years", "5 to 6") is left alone."""
+    generated numbers stay under 1,000, and the generated numbers test draws only those. A time ("5 o'clock",
+    "at 5"), a label ("head 4", "room 12"), a mark ("19 out of 20") or a range ("2 or 3 years") is left alone."""
     frames = [f for f in FRAMES if "{N}" in f[0]]
-    digit_pairs = [(en, fr, d) for en, fr in pairs
-                   for d in _PLAIN_COUNT.findall(en)[:1]
-                   if int(d) > 1 and _count(en, d) == _count(fr, d) == 1 and not _RANGE.search(en)]
+    digit_pairs = []
+    for en, fr in pairs:
+        if _RANGE.search(en):
+            continue
+        for m in _PLAIN_COUNT.finditer(en):
+            d = m.group(0)
+            if int(d) > 1 and _count(en, d) == _count(fr, d) == 1 and not _NOT_A_COUNT.search(en[: m.start()]) \
+                    and not en[m.end():].startswith(" out of"):
+                digit_pairs.append((en, fr, d))
+                break
     out = []
     for i in range(n):
         if i % 2 == 0 or not digit_pairs:

@@ -78,31 +78,30 @@ VERBS = [
 ]
 
 # Never trained on: the pronoun probe's (transformer/training/probe.py), to see whether the rule carries over to
-# nouns and adjectives the model never saw in such a sentence. Everyday words the model translates right on their
-# own ("I can see the owl." -> "le hibou"), people among them, so that a wrong pronoun is not a word it never met.
+# nouns and adjectives the model never saw in such a sentence: in no list here, none in cycle 15's lists (commit
+# 3a5ddfd) and none in a "because" sentence of the written corpora (tests/test_lecture_data.py checks). Everyday
+# words the model translates right on their own ("I can see the owl." -> "le hibou"), people among them.
 HELD_OUT_ANIMALS = [Noun(*x) for x in [
-    ("boy", "garçon", False), ("man", "homme", False), ("soldier", "soldat", False), ("tiger", "tigre", False),
-    ("chicken", "poulet", False), ("owl", "hibou", False), ("girl", "fille", True), ("woman", "femme", True),
-    ("bee", "abeille", True),
+    ("soldier", "soldat", False), ("tiger", "tigre", False), ("chicken", "poulet", False), ("owl", "hibou", False),
+    ("king", "roi", False), ("grandfather", "grand-père", False), ("queen", "reine", True),
+    ("princess", "princesse", True), ("grandmother", "grand-mère", True), ("bee", "abeille", True),
 ]]
 HELD_OUT_PLACES = [Noun(*x) for x in [
-    ("sea", "mer", True), ("beach", "plage", True), ("mountain", "montagne", True), ("border", "frontière", True),
-    ("city", "ville", True), ("kitchen", "cuisine", True), ("room", "pièce", True), ("lake", "lac", False),
+    ("beach", "plage", True), ("city", "ville", True), ("kitchen", "cuisine", True), ("room", "pièce", True),
     ("tunnel", "tunnel", False), ("ocean", "océan", False), ("stadium", "stade", False),
     ("corridor", "couloir", False),
 ]]
+# only a place can be these (not "dark" or "far": "it was too dark" reads as the weather's impersonal "it")
 HELD_OUT_PLACE_ADJECTIVES = [Adjective(*x) for x in [
-    ("deep", "profond", "profonde"), ("far", "loin", "loin"), ("dark", "sombre", "sombre"),
-    ("flooded", "inondé", "inondée"),
+    ("flooded", "inondé", "inondée"), ("polluted", "pollué", "polluée"),
 ]]
-# which of them make sense for each place (a sea can be too deep, a room too dark, not the other way round)
-HELD_OUT_PLACE_FITS = {"sea": ("deep", "far"), "beach": ("far", "dark"), "mountain": ("far",), "border": ("far",),
-                       "city": ("far", "dark"), "kitchen": ("dark", "flooded"), "room": ("dark", "flooded"),
-                       "lake": ("deep", "far"), "tunnel": ("dark", "flooded"), "ocean": ("deep", "far"),
-                       "stadium": ("far", "dark"), "corridor": ("dark", "flooded")}
+# which of them make sense for each place (an ocean can be too polluted, a corridor too flooded)
+HELD_OUT_PLACE_FITS = {"beach": ("polluted",), "city": ("polluted", "flooded"), "kitchen": ("flooded",),
+                       "room": ("flooded",), "tunnel": ("flooded",), "ocean": ("polluted",),
+                       "stadium": ("flooded",), "corridor": ("flooded",)}
 HELD_OUT_ANIMAL_ADJECTIVES = [Adjective(*x) for x in [
-    ("exhausted", "épuisé", "épuisée"), ("hungry", "affamé", "affamée"), ("sleepy", "endormi", "endormie"),
-    ("weak", "faible", "faible"),
+    ("exhausted", "épuisé", "épuisée"), ("injured", "blessé", "blessée"), ("terrified", "terrifié", "terrifiée"),
+    ("ill", "malade", "malade"),
 ]]
 
 CLASSIC_PAIR = ("animal", "street")   # the classic's own nouns: never generated together (tests/test_examples.py)
