@@ -70,3 +70,33 @@ def test_explorer_keeps_the_layer_and_hides_the_head_picker(browser, app_url):
     page.locator("#explorer-head").wait_for(state="visible", timeout=10_000)
     assert not page.locator("#rollout-note").is_visible()
     page.close()
+
+
+
+def font_of(page, elem_id: str) -> str:
+    """The font colour a drawn figure uses (the figures' paper is transparent; the template sets the font)."""
+    return page.evaluate(f"() => document.querySelector('#{elem_id} .js-plotly-plot')._fullLayout.font.color")
+
+
+def wait_for_font(page, elem_id: str, color: str) -> None:
+    page.wait_for_function(f"() => document.querySelector('#{elem_id} .js-plotly-plot')._fullLayout.font.color"
+                           f" === {json.dumps(color)}", timeout=30_000)
+
+
+def test_a_browser_that_prefers_dark_opens_in_the_dark_look_and_follows_a_change(browser, app_url):
+    """Gradio darkens the page for a browser that prefers dark: the Look says Dark and the figures are drawn dark
+    from the first one; when the preference changes with the page open, the Look and the figures follow."""
+    dark, light = (plots.topk_bar(["a"], [1.0], dark=d).layout.template.layout.font.color for d in (True, False))
+    assert dark != light
+    context = browser.new_context(color_scheme="dark", viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    translate_and_step(page, app_url)
+    assert page.evaluate("() => document.body.classList.contains('dark')")
+    assert page.locator("#look input[value=Dark]").is_checked()
+    wait_for_font(page, "topk-plot", dark)
+    assert font_of(page, "cross-step-plot") == dark
+    page.emulate_media(color_scheme="light")
+    page.wait_for_function("() => !document.body.classList.contains('dark')", timeout=30_000)
+    wait_for_font(page, "topk-plot", light)
+    assert font_of(page, "cross-step-plot") == light and page.locator("#look input[value=Light]").is_checked()
+    context.close()

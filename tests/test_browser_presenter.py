@@ -45,3 +45,29 @@ def test_presenter_mode_keeps_every_main_figure_in_the_top_of_the_screen(browser
     page.mouse.click(900, 30)                                         # a click elsewhere closes it
     page.locator("#report-btn").wait_for(state="hidden", timeout=WAIT_MS)
     page.close()
+
+
+
+def test_presenter_mode_shows_a_classics_line_and_the_notes_whole(browser, app_url):
+    """The piece rows keep to one line in presenter mode; the line on a classic and the notes are prose and wrap
+    (the longest classic's line, at 1920 px), what the data holds of it is left to the lecturer, and the step
+    figure still starts in the top of the screen."""
+    from transformer.examples import CLASSICS
+    longest = max(CLASSICS, key=lambda c: len(c.source) + len(c.look))
+    assert longest.in_data
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    open_link(page, app_url, text=longest.text)
+    plots_in(page, "cross-step-plot").wait_for(timeout=WAIT_MS)
+    assert page.locator(".pieces .classic .in-data").is_visible()     # a learner reading alone sees it
+    page.locator("#presenter input").check()
+    page.wait_for_function("() => document.body.classList.contains('presenter')", timeout=WAIT_MS)
+    page.wait_for_timeout(1200)
+    shown = page.evaluate("""() => [...document.querySelectorAll('.pieces .classic, .pieces .note')].map(e =>
+        [e.className, e.scrollWidth - e.clientWidth, e.getBoundingClientRect().height])""")
+    assert shown and shown[0][0] == "classic", shown
+    assert all(over <= 1 for _, over, _ in shown), shown              # nothing cut off at the right
+    assert shown[0][2] > 30, shown                                    # the classic's line wraps onto a second line
+    assert page.locator(".pieces .classic").inner_text().rstrip().endswith("Open that view.")
+    assert not page.locator(".pieces .classic .in-data").is_visible()
+    assert page.locator("#topk-plot").bounding_box()["y"] < FOLD_PX
+    page.close()

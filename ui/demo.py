@@ -191,7 +191,11 @@ MOVED_JS = """(drawn) => {
   return tab && drawn && tab.dataset.tabId !== drawn ? String(Date.now()) : undefined;
 }"""
 
-NARROW_JS = "(...args) => { args[%d] = window.matchMedia('(max-width: 640px)').matches; return args; }"
+LOAD_JS = """(...args) => {
+  args[%d] = window.matchMedia('(max-width: 640px)').matches;
+  args[%d] = document.body.classList.contains('dark') ? 'Dark' : 'Light';
+  return args;
+}"""
 
 
 def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: list, fresh: NewTraceViews,
@@ -201,9 +205,8 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
     view it names drawn, in one event; then each view a followed room sends (``follow_box``), the same way.
     `loaded_outputs`: the sentence box, the translation's outputs, the tab bar and the tab on screen."""
     load, link_outs = link_loader(translator, page, tabs)
-    step, scale, narrow = loaded_outputs[5], page.look[2], page.look[3]
-    at_scale = next(i for i, c in enumerate(fresh.inputs) if c is scale)
-    at_narrow = next(i for i, c in enumerate(fresh.inputs) if c is narrow)
+    step, look, scale, narrow = loaded_outputs[5], page.look[0], page.look[2], page.look[3]
+    at_look, at_scale, at_narrow = (next(i for i, c in enumerate(fresh.inputs) if c is x) for x in (look, scale, narrow))
 
     def opened(params: dict, notes: list, values) -> tuple:
         loaded = load(params, notes)       # text, trace, French, info, pieces, step, tabs, tab, link controls
@@ -213,7 +216,8 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
             values[at_scale] = params["scale"]
         set_now = {step: step_v, **dict(zip(link_outs, link_v))}
         drawn_v, views_out = fresh.views(trace, set_now, tab_v, *values[1:])
-        return (*loaded, values[at_scale], values[at_narrow], sentence_choices(loaded[0]), drawn_v, *views_out)
+        return (*loaded, values[at_look], values[at_scale], values[at_narrow], sentence_choices(loaded[0]), drawn_v,
+                *views_out)
 
     def open_page(request: gr.Request, *values):
         params, notes = follow_params(dict(request.query_params) if request is not None else {}, rooms)
@@ -225,9 +229,11 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
         return opened(params, [], values) if params.get("text") else (gr.skip(),) * len(outputs)
     # A link sets controls (kind, layer, head) whose change events redraw from values the browser may not
     # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
-    outputs = [*loaded_outputs, *link_outs, scale, narrow, picker, drawn, *fresh.outputs]
-    # the first figures are drawn for the screen they land on: a phone's stack their panels
-    demo.load(**one_hop(open_page, fresh.inputs, outputs), js=NARROW_JS % at_narrow, api_visibility="undocumented",
+    outputs = [*loaded_outputs, *link_outs, look, scale, narrow, picker, drawn, *fresh.outputs]
+    # the first figures are drawn for the screen they land on (a phone's stack their panels) and in the look the page
+    # opened in (Gradio darkens it for a browser that prefers dark, or for ?__theme=dark)
+    demo.load(**one_hop(open_page, fresh.inputs, outputs), js=LOAD_JS % (at_narrow, at_look),
+              api_visibility="undocumented",
               **model).then(**redraw, api_visibility="undocumented", show_progress="hidden",
                             concurrency_id="draw")
     follow_box.change(**one_hop(follow_view, [follow_box, *fresh.inputs], outputs), api_visibility="private",

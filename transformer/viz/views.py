@@ -124,14 +124,15 @@ def classic_link(c: examples.Classic) -> str:
 
 def classic_line(text: str, link: bool = True) -> str:
     """For a classic of the attention literature (examples.py): where it is from and what to look at, and a
-    link to that view (not in a standalone report, where a relative link leads nowhere)."""
+    link to that view (not in a standalone report, where a relative link leads nowhere); then what the training
+    data holds of it (``.in-data``: presenter mode leaves it to the lecturer)."""
     c = examples.classic(text)
     if c is None:
         return ""
-    data = f" {c.in_data}" if c.in_data else ""
+    data = f' <span class="in-data">{html.escape(c.in_data)}</span>' if c.in_data else ""
     return (f'<div class="classic"><b>A classic</b> ({html.escape(c.source)}): {html.escape(c.look)} '
             + (f'<a href="{html.escape(classic_link(c))}">Open that view</a>.' if link else "")
-            + f'{html.escape(data)}</div>')
+            + f'{data}</div>')
 
 
 def pieces_html(trace: TranslationTrace, links: bool = True) -> str:
