@@ -106,3 +106,31 @@ def test_nonfinite_weights_rejected(tmp_path, tokenizer):
     sd["embedding.weight"][5, 0] = float("nan")
     save_file(sd, str(folder / "model.safetensors"))
     expect_error(folder, "NaN")
+
+
+def test_interpolation_of_two_checkpoints(tmp_path, tokenizer):
+    """``cli.interpolate``: W=0 gives A, W=1 gives B, W=0.5 the mean of the two (what checkpoint averaging
+    computes); checkpoints of another shape or tokenizer are refused with a message, not a traceback."""
+    from transformer.cli import interpolate
+    from transformer.training.evaluation import average_weights
+    _, a = make_checkpoint(tmp_path / "a", tokenizer)
+    cfg = load_checkpoint(a)[0].cfg
+    torch.manual_seed(1)
+    b = save_checkpoint(Transformer(cfg).eval(), tokenizer.path, tmp_path / "b" / "ck")
+    (b / "log.csv").write_text("step,loss\n1,2.0\n")
+    sd = {name: load_checkpoint(f)[0].state_dict() for name, f in (("a", a), ("b", b))}
+    for w in (0.0, 0.5, 1.0):
+        out = tmp_path / f"mix{w}"
+        assert interpolate.main([str(a), str(b), "--weight", str(w), "--out", str(out)]) == 0
+        got = load_checkpoint(out)[0].state_dict()
+        want = {0.0: sd["a"], 1.0: sd["b"]}.get(w) or average_weights([a / "model.safetensors", b / "model.safetensors"])
+        for k in got:
+            torch.testing.assert_close(got[k], want[k].float(), rtol=0, atol=1e-7)
+        assert (out / "log.csv").read_text() == (b / "log.csv").read_text()       # B's files come along
+    other = ModelConfig(**{**cfg.__dict__, "d_ff": 32})
+    c = save_checkpoint(Transformer(other).eval(), tokenizer.path, tmp_path / "c" / "ck")
+    with pytest.raises(SystemExit):
+        interpolate.main([str(a), str(c), "--weight", "0.5", "--out", str(tmp_path / "bad")])
+    with pytest.raises(SystemExit):
+        interpolate.main([str(a), str(b), "--weight", "1.5", "--out", str(tmp_path / "bad")])
+    assert not (tmp_path / "bad").exists()

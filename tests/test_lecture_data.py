@@ -162,6 +162,25 @@ def test_large_numbers_are_grouped_as_each_language_writes_them():
         assert big.replace(",", " ") in accepted and (big.replace(",", "") in accepted) == (len(big) == 5)
 
 
+def test_the_wide_street_example_says_what_the_bundled_model_does(bundled_checkpoint):
+    """The wide street's line in the Examples states the bundled model's pronoun and its P(elle) / P(il) after
+    "parce qu'" (the probe's, to two decimals); greedy decoding writes that pronoun."""
+    from transformer.io.checkpoint import load_checkpoint
+    from transformer.training.probe import PronounProbe, groups
+    from transformer.translator import Translator
+    from transformer.examples import classic
+    wide = groups(0)["classic"][0][0]
+    look = classic(wide.english).look
+    stated = re.search(r"This model writes “(il|elle)”, but narrowly \(P (0\.\d\d) against (0\.\d\d) for “(il|elle)”\)",
+                       look)
+    assert stated, look
+    il, elle = PronounProbe(*load_checkpoint(bundled_checkpoint, "cpu"))(wide.english, wide.french)
+    p = {"il": il, "elle": elle}
+    assert (f"{p[stated[1]]:.2f}", f"{p[stated[4]]:.2f}") == (stated[2], stated[3])
+    assert stated[1] != stated[4] and p[stated[1]] > p[stated[4]]
+    assert f"parce qu'{stated[1]} " in Translator(bundled_checkpoint, "cpu", cache_size=0).translate([wide.english])[0]
+
+
 def test_pronoun_probe_reads_the_models_own_probabilities(bundled_checkpoint):
     """The pronoun probe (transformer/training/probe.py): P(il) and P(elle) at the pronoun are the teacher-forced
     pass's own (the app's Steer view), and its held-out nouns and adjectives are in no list the generator trains on."""

@@ -38,8 +38,9 @@ PAPER = "Vaswani et al. 2017 (Attention Is All You Need), figures 3-5"
 NEWSTEST_2014 = "It is a sentence of newstest2014, this project's news test set (never trained or tuned on)."
 NEWSTEST_2013 = "It is a sentence of newstest2013, this project's news dev set (used only to choose checkpoints)."
 COREFERENCE = ("The model was trained on 75 sentences of the same pattern (“… because it was …”) with other "
-               "nouns in the project's coreference corpus, 41 more in its formal corpus and 20,000 generated ones "
-               "(other animals, places and adjectives), not on this sentence.")
+               "nouns in the project's coreference corpus, 41 more in its formal corpus and 20,000 to 100,000 "
+               "generated ones in each pass over the data (other animals, places and adjectives), not on this "
+               "sentence.")
 FORMAL = ("The model was trained on sentences of the same construction written for this project (its formal "
           "corpus), not on this sentence")
 PARAPHRASED = FORMAL + ", but one of them is close to it: "
@@ -69,9 +70,10 @@ CLASSICS = [
             COREFERENCE),
     Classic("The animal didn't cross the street because it was too wide.", BLOG,
             "The same sentence with one word changed: now “it” is the street, and the French needs “elle” "
-            "(“la rue”). Compare the row “it” and the pronoun the model writes with the sentence above: this "
-            "model keeps “il”. On such pairs made of words it never saw in this pattern, it gets both sentences "
-            "right only about one time in five.", "tab=explorer&kind=encoder&layer=6&head=mean",
+            "(“la rue”). Compare the row “it” and the pronoun the model writes with the sentence above. This "
+            "model writes “elle”, but narrowly (P 0.51 against 0.41 for “il”), and on such pairs made of words "
+            "it never saw in this pattern it gets both sentences right only about one time in four: it learned "
+            "these words more than the rule.", "tab=explorer&kind=encoder&layer=6&head=mean",
             COREFERENCE[:-1] + ", but some are close to it: “The dog didn't cross the street because it was too "
             "wide.”"),
     Classic("The Law will never be perfect, but its application should be just - this is what we are missing, "
