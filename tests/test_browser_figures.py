@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 
-from tests.support.browser import translate_and_step
+from tests.support.browser import SENTENCE, WAIT_MS, open_link, plots_in, translate_and_step
 from transformer.viz import figure, plots
 
 PLOTLY_JS = Path(go.__file__).parent.parent / "package_data" / "plotly.min.js"
@@ -84,19 +84,33 @@ def wait_for_font(page, elem_id: str, color: str) -> None:
 
 
 def test_a_browser_that_prefers_dark_opens_in_the_dark_look_and_follows_a_change(browser, app_url):
-    """Gradio darkens the page for a browser that prefers dark: the Look says Dark and the figures are drawn dark
-    from the first one; when the preference changes with the page open, the Look and the figures follow."""
+    """Gradio darkens the page for a browser that prefers dark: the Look says Dark and the first figures are drawn
+    dark; when the preference changes with the page open, the Look and the figures follow. A link that forces a
+    look (?__theme=light) keeps it whatever the browser prefers."""
     dark, light = (plots.topk_bar(["a"], [1.0], dark=d).layout.template.layout.font.color for d in (True, False))
     assert dark != light
     context = browser.new_context(color_scheme="dark", viewport={"width": 1280, "height": 800})
     page = context.new_page()
-    translate_and_step(page, app_url)
+    open_link(page, app_url, text=SENTENCE)
+    plots_in(page, "topk-plot").wait_for(timeout=WAIT_MS)
+    assert font_of(page, "topk-plot") == dark                          # the first figure drawn, not a redraw
     assert page.evaluate("() => document.body.classList.contains('dark')")
     assert page.locator("#look input[value=Dark]").is_checked()
+    translate_and_step(page, app_url)
     wait_for_font(page, "topk-plot", dark)
     assert font_of(page, "cross-step-plot") == dark
     page.emulate_media(color_scheme="light")
     page.wait_for_function("() => !document.body.classList.contains('dark')", timeout=30_000)
     wait_for_font(page, "topk-plot", light)
     assert font_of(page, "cross-step-plot") == light and page.locator("#look input[value=Light]").is_checked()
+
+    forced = context.new_page()                                        # the browser prefers dark again
+    forced.emulate_media(color_scheme="dark")
+    open_link(forced, app_url, text=SENTENCE, __theme="light")
+    plots_in(forced, "topk-plot").wait_for(timeout=WAIT_MS)
+    assert font_of(forced, "topk-plot") == light and forced.locator("#look input[value=Light]").is_checked()
+    forced.emulate_media(color_scheme="light")
+    forced.emulate_media(color_scheme="dark")
+    forced.wait_for_timeout(1500)
+    assert forced.locator("#look input[value=Light]").is_checked() and font_of(forced, "topk-plot") == light
     context.close()

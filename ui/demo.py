@@ -150,10 +150,12 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
 
 def wire_look(page: Page, redraw: dict) -> None:
     """The look, presenter mode and the colour scale redraw the tab on screen; so does a phone turned (the
-    narrow-screen box, set by the page's script: its .input, since the page-load event sets it too)."""
-    for c in page.look[:3]:
+    narrow-screen box, set by the page's script). The look and the narrow-screen box redraw on .input: the page-load
+    event sets them too, and draws in them itself."""
+    for c in page.look[1:3]:
         c.change(**redraw, api_visibility="undocumented", concurrency_id="draw")
-    page.look[3].input(**redraw, api_visibility="undocumented", concurrency_id="draw")
+    for c in (page.look[0], page.look[3]):
+        c.input(**redraw, api_visibility="undocumented", concurrency_id="draw")
 
 
 def wire_pickers(choosers, translated, outputs: list, fresh: NewTraceViews, model: dict, after: tuple) -> None:

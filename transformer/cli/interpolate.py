@@ -39,6 +39,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if not 0.0 <= args.weight <= 1.0:
         p.error("--weight must be between 0 and 1")
+    if Path(args.out).resolve() in (Path(args.a).resolve(), Path(args.b).resolve()):
+        p.error("--out must be a new folder, not A or B (their weights would be overwritten)")
     model_a, tok_a = load_checkpoint(args.a)
     model_b, tok_b = load_checkpoint(args.b)
     if model_a.cfg != model_b.cfg:

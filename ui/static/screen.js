@@ -8,10 +8,10 @@
   };
   mq.addEventListener('change', sync);
   // The browser's light or dark preference changed while the page is open: Gradio recolours the page (unless the
-  // link forces a look with ?__theme=), and the Look follows, so the figures match the page again.
+  // link forces a look with ?__theme=dark or light), and the Look follows, so the figures match the page again.
   const dark = window.matchMedia('(prefers-color-scheme: dark)');
   dark.addEventListener('change', () => {
-    if (new URL(window.location.href).searchParams.get('__theme')) return;
+    if (['dark', 'light'].includes(new URL(window.location.href).searchParams.get('__theme'))) return;
     const want = dark.matches ? 'Dark' : 'Light';
     const option = document.querySelector(`#look input[type=radio][value="${want}"]`);
     if (option && !option.checked) option.click();
