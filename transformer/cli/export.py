@@ -10,9 +10,8 @@ import sys
 
 import torch
 
-from pathlib import Path
 
-from ..io.checkpoint import OPTIONAL_FILES, load_checkpoint, save_checkpoint
+from ..io.checkpoint import copy_optional_files, load_checkpoint, save_checkpoint
 
 
 def main(argv=None) -> int:
@@ -24,9 +23,7 @@ def main(argv=None) -> int:
     model, tok = load_checkpoint(args.src)
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
     save_checkpoint(model, tok.path, args.dst, dtype=dtype, metadata={"exported_from": args.src})
-    for name in OPTIONAL_FILES:   # piece counts, training replay, log: copied as they are
-        if (Path(args.src) / name).is_file():
-            (Path(args.dst) / name).write_bytes((Path(args.src) / name).read_bytes())
+    copy_optional_files(args.src, args.dst)
     print(f"exported {args.src} -> {args.dst} ({args.dtype}, {model.num_parameters():,} parameters)")
     return 0
 

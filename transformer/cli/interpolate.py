@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from ..io.checkpoint import OPTIONAL_FILES, TOKENIZER_FILE, load_checkpoint, save_checkpoint
+from ..io.checkpoint import TOKENIZER_FILE, copy_optional_files, load_checkpoint, save_checkpoint
 
 
 def interpolate_state(a: dict, b: dict, weight: float) -> dict:
@@ -50,9 +50,7 @@ def main(argv=None) -> int:
     model_b.load_state_dict(interpolate_state(model_a.state_dict(), model_b.state_dict(), args.weight))
     save_checkpoint(model_b, tok_b.path, args.out, dtype=torch.float32,
                     metadata={"interpolated": f"(1 - {args.weight:g}) * {args.a} + {args.weight:g} * {args.b}"})
-    for name in OPTIONAL_FILES:
-        if (Path(args.b) / name).is_file():
-            (Path(args.out) / name).write_bytes((Path(args.b) / name).read_bytes())
+    copy_optional_files(args.b, args.out)
     print(f"wrote {args.out}: (1 - {args.weight:g}) * {args.a} + {args.weight:g} * {args.b}")
     return 0
 

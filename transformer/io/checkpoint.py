@@ -52,6 +52,13 @@ def save_checkpoint(model: Transformer, tokenizer_path: str | Path, out_dir: str
     return out
 
 
+def copy_optional_files(src: str | Path, dst: str | Path) -> None:
+    """The piece counts, training replay, run config, log and loss curve of `src`, copied as they are to `dst`."""
+    for name in OPTIONAL_FILES:
+        if (Path(src) / name).is_file():
+            (Path(dst) / name).write_bytes((Path(src) / name).read_bytes())
+
+
 def checkpoint_identity(checkpoint: Optional[str | Path], device) -> tuple:
     """Which weights a trace came from: the folder, its weights file's size and time, the device."""
     folder = Path(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT
