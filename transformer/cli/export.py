@@ -10,7 +10,6 @@ import sys
 
 import torch
 
-
 from ..io.checkpoint import copy_optional_files, load_checkpoint, save_checkpoint
 
 
