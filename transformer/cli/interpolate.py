@@ -41,7 +41,7 @@ def main(argv=None) -> int:
         p.error("--weight must be between 0 and 1")
     if Path(args.out).resolve() in (Path(args.a).resolve(), Path(args.b).resolve()):
         p.error("--out must be a new folder, not A or B (their weights would be overwritten)")
-    model_a, tok_a = load_checkpoint(args.a)
+    model_a, _ = load_checkpoint(args.a)
     model_b, tok_b = load_checkpoint(args.b)
     if model_a.cfg != model_b.cfg:
         p.error(f"the configs differ: {model_a.cfg} vs {model_b.cfg}")

@@ -331,7 +331,7 @@ _RANGE = re.compile(r"\d\s*(?:or|to|and|-|–)\s*\d")    # "2 or 3 days", "5 to 
 # a number of 1-3 digits on its own: not part of a price, a time, a decimal or a range; not a label ("head 4",
 # "room 12", "at 5") or a mark ("19 out of 20")
 _NOT_A_COUNT = re.compile(r"\b(?:at|head|layer|room|page|chapter|platform|number|no\.|step|version|line)\s*$", re.I)
-_PLAIN_COUNT = re.compile(r"(?<![\d:.,$€£-])\d{1,3}(?![\d:.,-]|\s*(?:o'clock|[ap]\.?m\b|or\b|to\b))")
+_PLAIN_COUNT = re.compile(r"(?<![\d:.,$€£-])\d{1,3}(?![\d:.,-]|\s*(?:o'clock|[ap]\.?m\b|or\b|to\b|out\s+of\b))")
 
 
 def large_number_pairs(pairs: Sequence[Pair], n: int, rng: random.Random) -> list[Pair]:
@@ -346,8 +346,7 @@ def large_number_pairs(pairs: Sequence[Pair], n: int, rng: random.Random) -> lis
             continue
         for m in _PLAIN_COUNT.finditer(en):
             d = m.group(0)
-            if int(d) > 1 and _count(en, d) == _count(fr, d) == 1 and not _NOT_A_COUNT.search(en[: m.start()]) \
-                    and not en[m.end():].startswith(" out of"):
+            if int(d) > 1 and _count(en, d) == _count(fr, d) == 1 and not _NOT_A_COUNT.search(en[: m.start()]):
                 digit_pairs.append((en, fr, d))
                 break
     out = []
