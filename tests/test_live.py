@@ -1,7 +1,8 @@
-"""Live lecture (ui/rooms.py, ui/live.py, ui/static/live.js): rooms kept in memory or in Redis, the
-followers' route with its ETag, and, in Chromium, one presenter and three followers (one a phone) on two app
-processes sharing a real redis-server: every follower shows the presenter's sentence, tab and step, and the
-same figure; a follower can explore on its own and rejoin, and can never drive the room."""
+"""Live lecture (ui/rooms.py, ui/live.py, ui/follow.py, ui/static/follow.js): rooms kept in memory or in Redis, the
+followers' routes (the view with its ETag, the stream of views drawn for a look), the follower's page served ahead
+of Gradio, and, in Chromium, one presenter and three followers (one a phone) on two app processes sharing a real
+redis-server: every follower shows the presenter's sentence, tab and step, and the same figure; a follower can
+explore on its own (told so) and come back; a mistyped code, an ended lecture and the join box."""
 from __future__ import annotations
 
 import os
@@ -34,8 +35,10 @@ def check_store(rooms) -> None:
     other, other_secret = rooms.create()
     with pytest.raises(RoomError, match="only the presenter"):
         rooms.publish(code, other_secret, VIEW)                          # one room's secret opens no other
+    assert rooms.known(code) and not rooms.known("ZZZZ99")
     rooms.end(code, secret)
     assert rooms.read(code) is None and rooms.read(other) is not None
+    assert rooms.known(code.lower()) and not rooms.known("ZZZZ99")     # ended, not unknown
     with pytest.raises(RoomError, match="no such room"):
         rooms.publish(code, secret, VIEW)
 
@@ -154,7 +157,16 @@ def test_the_followers_route_answers_304_until_the_view_changes(two_apps, redis_
     assert r.status_code == 200 and r.json()["state"]["step"] == "3"
     assert httpx.get(two_apps[0] + f"live/rooms/{code}/qr.svg").text.lstrip().startswith("<")
     r = httpx.get(two_apps[0] + "live/rooms/NOSUCH")
-    assert r.status_code == 404 and "no such room" in r.json()["error"]     # the route's answer, not "Not Found"
+    assert r.status_code == 404 and r.json() == {"error": "No lecture with code NOSUCH: check the code.",
+                                                 "ended": False}            # the route's answer, not "Not Found"
+    drawn = two_apps[1] + f"live/rooms/{code}/view?look=dark&narrow=1"
+    r = httpx.get(drawn)
+    assert r.status_code == 200 and r.json()["state"]["step"] == "3" and r.json()["view"]["where"].startswith("Step 3")
+    assert httpx.get(drawn, headers={"If-None-Match": r.headers["etag"]}).status_code == 304
+    assert httpx.get(drawn.replace("dark", "light"), headers={"If-None-Match": r.headers["etag"]}).status_code == 200
+    rooms.end(code, secret)
+    r = httpx.get(url)
+    assert r.status_code == 404 and r.json() == {"error": f"The lecture {code} has ended.", "ended": True}
     assert httpx.put(url, json=VIEW).status_code in (404, 405)         # the route only reads
 
 
@@ -180,56 +192,176 @@ def test_the_followers_stream_pushes_each_view_from_another_app(two_apps, redis_
                     rooms.end(code, secret)
             elif line == "event: end":
                 break
-    assert [(v["version"], v["state"]["step"]) for v in seen] == [(1, "2"), (2, "5")] and time.time() - t0 < 5
+    assert [(v["version"], v["state"]["step"]) for v in seen] == [(1, "2"), (2, "5")] and time.time() - t0 < 15
+    # each view comes drawn: the step tab's figures as Plotly data, its text, where it stands
+    view = seen[1]["view"]
+    assert view["text"] == VIEW["text"] and view["french"] and view["title"] == "Step by step"
+    assert view["where"].startswith("Step 5 of") and view["explore"].startswith("/?text=")
+    plots = {p["id"]: p["figure"] for p in view["parts"] if p["type"] == "plot"}
+    assert {"topk-plot", "cross-step-plot", "cross-steps-plot"} <= set(plots)
+    assert "step 5" in plots["topk-plot"]["layout"]["title"]["text"]
 
 
-def step_of(page) -> str:
-    return page.locator("#step-info").inner_text()
+def test_the_follower_page_is_served_ahead_of_gradio(two_apps):
+    """``/?follow=CODE`` is the light page (no Gradio page config), ``/`` is still the app; plotly.js comes gzipped
+    and cached, and answers 304 to a browser that has it."""
+    page = httpx.get(two_apps[0] + "?follow=ABC123")
+    assert page.status_code == 200 and 'id="follow-bar"' in page.text and "gradio_config" not in page.text
+    assert len(page.content) < 5_000
+    assert "gradio" in httpx.get(two_apps[0]).text.lower()                  # the app itself, as before
+    js = httpx.get(two_apps[0] + "live/static/plotly.min.js", headers={"Accept-Encoding": "gzip"})
+    assert js.status_code == 200 and js.headers["content-encoding"] == "gzip" and "max-age" in js.headers["cache-control"]
+    assert len(js.content) > 1_000_000 and "Plotly" in js.text[:5000]
+    again = httpx.get(two_apps[0] + "live/static/plotly.min.js", headers={"If-None-Match": js.headers["etag"]})
+    assert again.status_code == 304
+
+
+def test_a_view_is_built_once_however_many_follow():
+    """follow.ViewFrames: 50 followers waiting for the same view and look cost one build; another look, one more;
+    the same view published again later (a new version) costs none, and carries its own version."""
+    import asyncio
+    import json
+    from ui.follow import Look, ViewFrames
+    from ui.rooms import RoomView
+    calls = []
+
+    def build(state, look):
+        calls.append((state["step"], look))
+        time.sleep(0.05)
+        return json.dumps({"step": state["step"], "dark": look.dark})
+
+    async def main():
+        frames = ViewFrames(build)
+        view = RoomView(3, dict(VIEW))
+        got = await asyncio.gather(*[frames.frame(view, Look()) for _ in range(50)],
+                                   frames.frame(view, Look(dark=True)))
+        later = await frames.frame(RoomView(7, dict(VIEW)), Look())
+        return got, later
+    got, later = asyncio.run(main())
+    assert len(calls) == 2 and len(set(got[:50])) == 1
+    head, data = got[0].decode().split("\n", 1)
+    assert head == "id: 3" and json.loads(data[len("data: "):])["view"] == {"step": "2", "dark": False}
+    assert later.decode().startswith("id: 7\ndata: {\"version\":7,") and len(calls) == 2
 
 
 def test_followers_follow_the_presenter(browser, two_apps):
+    """One presenter, three followers (two laptops, a phone) on the other app process: the light page shows the
+    presenter's step and figure, follows Next and a tab, tells a follower who explores on their own that they do,
+    and says when the lecture has ended."""
     from tests.support.browser import WAIT_MS, open_link, plots_in, show_tab
     presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(presenter, two_apps[0], text="The cat is sleeping on the sofa.")
     presenter.locator("#presenter input").check()
+    assert presenter.locator("#live-end").count() == 0 or not presenter.locator("#live-end").is_visible()
     presenter.locator("#live-start").click()
     presenter.wait_for_selector("#live-panel .live-code", timeout=WAIT_MS)
     code = presenter.locator("#live-panel .live-code").inner_text().strip()
     assert presenter.locator("#live-panel img.live-qr").evaluate("(i) => i.complete && i.naturalWidth > 0")
+    assert presenter.locator("#live-end").is_visible() and not presenter.locator("#live-start").is_visible()
     presenter.click("#next-step")
     presenter.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
-    followers = [browser.new_page(viewport=v) for v in
-                 ({"width": 1280, "height": 800}, {"width": 1280, "height": 800}, {"width": 390, "height": 844})]
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    followers = [browser.new_page(viewport={"width": 1280, "height": 800}),
+                 browser.new_page(viewport={"width": 1280, "height": 800}), phone.new_page()]
     for f in followers:
         f.goto(two_apps[1] + f"?follow={code}")
     for f in followers:
-        f.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
+        f.wait_for_selector("#view-where:has-text('Step 2 of')", timeout=WAIT_MS)
         assert "Following the presenter" in f.locator("#follow-bar").inner_text()
-    # the presenter moves: step 3, then the explorer; every follower follows within a few seconds
+        assert f.locator("#view-en").inner_text() == "The cat is sleeping on the sofa."
+    # on the phone, the first figure starts on the first screen
+    top = followers[2].locator("#parts .js-plotly-plot").first.evaluate("(e) => e.getBoundingClientRect().top")
+    assert top < 844 - 200
+    # the presenter moves: step 3, then the explorer; every follower follows
     presenter.click("#next-step")
     presenter.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=WAIT_MS)
     for f in followers:
-        f.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=20_000)
-    # the title's words (a phone wraps a long title onto lines)
-    title = lambda p, el: "".join(p.locator(f"#{el} .gtitle").first.text_content().split())
-    want = title(presenter, "cross-step-plot")
-    assert all(title(f, "cross-step-plot") == want for f in followers)
-    # one follower explores on its own: it stays where it is while the presenter moves on, then rejoins
-    lone = followers[1]
-    lone.click("#follow-toggle")
-    presenter.click("#next-step")
-    presenter.wait_for_selector("#step-info:has-text('Step 4 of')", timeout=WAIT_MS)
-    followers[0].wait_for_selector("#step-info:has-text('Step 4 of')", timeout=20_000)
-    assert "Step 3 of" in step_of(lone)
-    lone.click("#follow-toggle")
-    lone.wait_for_selector("#step-info:has-text('Step 4 of')", timeout=20_000)
-    # a follower's own moves never reach the room
-    followers[0].click("#follow-toggle")
-    followers[0].click("#prev-step")
-    followers[0].wait_for_selector("#step-info:has-text('Step 3 of')", timeout=WAIT_MS)
-    time.sleep(2)
-    assert "Step 4 of" in step_of(presenter) and "Step 4 of" in step_of(followers[2])
+        f.wait_for_selector("#view-where:has-text('Step 3 of')", timeout=20_000)
+    # the same figure: the title's words (a phone wraps a long title onto lines)
+    title = lambda p, sel: "".join(p.locator(f"{sel} .gtitle").first.text_content().split())
+    want = title(presenter, "#cross-step-plot")
+    assert all(title(f, "#parts [data-id=cross-step-plot]") == want for f in followers)
     show_tab(presenter, "explorer")
-    plots_in(followers[2], "explorer-plot").wait_for(timeout=30_000)
+    for f in followers:
+        f.wait_for_selector("#view-title:has-text('Attention explorer')", timeout=20_000)
+        f.locator("#parts [data-id=explorer-plot].js-plotly-plot").wait_for(timeout=20_000)
+    # a follower explores on their own: the full app on the same view, told that they are exploring, with the way back
+    lone = followers[0]
+    lone.click("#follow-explore")
+    lone.wait_for_selector("#follow-bar.detached:has-text('Exploring on your own')", timeout=WAIT_MS)
+    plots_in(lone, "explorer-plot").wait_for(timeout=WAIT_MS)
+    assert lone.locator("[role=tab][data-tab-id='explorer'][aria-selected=true]").count() == 1
+    lone.click("#follow-back")
+    lone.wait_for_selector("#view-title:has-text('Attention explorer')", timeout=WAIT_MS)
+    # the presenter ends the lecture: every follower is told, and keeps what it showed last
+    presenter.click("#live-end")
+    for f in followers:
+        f.wait_for_selector("#follow-bar:has-text('has ended')", timeout=20_000)
+        assert f.locator("#parts .js-plotly-plot").count() >= 1
     for p in [presenter, *followers]:
         p.close()
+    phone.close()
+
+
+def test_joining_a_lecture_by_its_code(browser, app_url):
+    """The join box on the app's page takes the projected code (lower case and spaces forgiven); a mistyped code says
+    that no lecture has it (not that one ended), and the page stays usable: its join box works."""
+    from tests.support.browser import WAIT_MS, open_link
+    presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
+    open_link(presenter, app_url, text="Where is the station?")
+    presenter.locator("#presenter input").check()
+    presenter.locator("#live-start").click()
+    presenter.wait_for_selector("#live-panel .live-code", timeout=WAIT_MS)
+    code = presenter.locator("#live-panel .live-code").inner_text().strip()
+    student = browser.new_page(viewport={"width": 1280, "height": 800})
+    open_link(student, app_url)
+    assert student.locator("#join-code").is_visible()
+    assert not presenter.locator("#join-code").is_visible()                 # the presenter does not join
+    student.fill("#join-code", f" {code.lower()} ")
+    student.press("#join-code", "Enter")
+    student.wait_for_selector("#view-en:has-text('Where is the station?')", timeout=WAIT_MS)
+    # a mistyped code
+    student.goto(app_url + "?follow=ZZZZ99")
+    student.wait_for_selector("#message:has-text('No lecture with code ZZZZ99')", timeout=WAIT_MS)
+    body = student.inner_text("body")
+    assert "check the code" in body and "ended" not in body
+    assert student.locator("#join-code").evaluate("(e) => document.activeElement === e")
+    student.fill("#join-code", code)
+    student.locator("#join button").click()
+    student.wait_for_selector("#view-en:has-text('Where is the station?')", timeout=WAIT_MS)
+    # an ended lecture says so
+    presenter.click("#live-end")
+    presenter.wait_for_selector("#live-start", state="visible", timeout=WAIT_MS)
+    student.goto(app_url + f"?follow={code}")
+    student.wait_for_selector("#message:has-text('has ended')", timeout=WAIT_MS)
+    presenter.close(), student.close()
+
+
+def test_the_presenter_folds_the_room_panel(browser, app_url):
+    """Presenter mode with a session running: the room panel opens with its QR code, folds to one line (code and
+    link) and opens again; folded, every tab's first figure starts in the top 600 px of a 1080p projector."""
+    from tests.support.browser import WAIT_MS, open_link, show_tab
+    presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
+    open_link(presenter, app_url, text="When the students arrived at the lecture hall this morning, the professor had "
+                                       "already written the equations of the attention mechanism on the board.")
+    presenter.locator("#presenter input").check()
+    presenter.wait_for_function("() => document.body.classList.contains('presenter')", timeout=WAIT_MS)
+    presenter.locator("#live-start").click()
+    presenter.wait_for_selector("#live-panel .live-qr", state="visible", timeout=WAIT_MS)
+    summary = presenter.locator("#live-panel summary")
+    fold = presenter.locator("#live-panel .live-fold")
+    assert "Fold" in fold.evaluate("(e) => getComputedStyle(e, '::before').content")
+    fold.click()
+    presenter.wait_for_selector("#live-panel .live-qr", state="hidden", timeout=WAIT_MS)
+    box = summary.bounding_box()
+    line = presenter.locator("#live-panel .live-code-line").bounding_box()
+    assert box["height"] <= 2.2 * line["height"] + 8                     # one line: the code, the link, the toggle
+    assert "/?follow=" in summary.inner_text() and presenter.locator("#live-panel .live-code-line b").inner_text()
+    for tab in ("steps", "explorer", "summary", "inside"):
+        show_tab(presenter, tab)
+        top = presenter.evaluate("() => { const f = [...document.querySelectorAll('[role=tabpanel] .js-plotly-plot')]"
+                                 ".find(e => e.offsetParent); return f.getBoundingClientRect().top + window.scrollY; }")
+        assert top <= 600, (tab, top)
+    fold.click()
+    presenter.wait_for_selector("#live-panel .live-qr", state="visible", timeout=WAIT_MS)
+    presenter.close()

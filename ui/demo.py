@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from transformer.translator import Translator
 from transformer.viz.figure import COLORSCALES
@@ -17,10 +18,11 @@ from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choi
 from .fast_events import one_hop
 from .header import build_display_section, build_header, build_input_section
 from .links import BLUR_JS, link_loader, wire_links
-from .live import live_routes, follow_params, state_params, wire_live
+from .follow import FollowerViews, FollowPage, ViewFrames
+from .live import live_routes, wire_live
 from .page import Page
 from .reports import delete_cache_setting, sweep_reports
-from .rooms import MemoryRooms, RoomStore
+from .rooms import MemoryRooms, RoomStore, RoomWatch
 from .settings import (APP_CONCURRENCY, APP_GRADIO_ANALYTICS, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY,
                        APP_STATUS_UPDATE_RATE, APP_TRANSLATE_WAITING)
 from .tabs import DEFAULT_TAB, TABS
@@ -61,7 +63,7 @@ class PageParts:
     go_btn: gr.Button
     results: list             # French, run info, pieces
     link: tuple               # Copy link button, link box
-    live: tuple               # live session: start, end, the room panel, the followed view's box
+    live: tuple               # live session: start, end, the room panel
 
 
 def build_page(translator: Translator, checkpoint: Path) -> PageParts:
@@ -139,11 +141,13 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         wire_branches(page, tabs, current_tab, drawn)
         wire_look(page, redraw)
         wire_page_load(demo, translator, page, tabs, fresh, [text, *result_outputs, tabs_box, current_tab],
-                       drawn, redraw, model, rooms, parts.live[3], picker)
-        wire_live(page, tabs, current_tab, rooms, *parts.live[:3])
+                       drawn, redraw, model, picker)
+        watch = RoomWatch(rooms)
+        wire_live(page, tabs, current_tab, rooms, watch, *parts.live[:3])
         wire_links(page, tabs, text, current_tab, *parts.link,
                    new_text=[go_btn.click, text.submit, example.input, picker.input])
-    demo.rooms = rooms
+    demo.rooms, demo.watch = rooms, watch
+    demo.frames = ViewFrames(FollowerViews(page, tabs, translator).build)   # what a follower's page is sent
     demo.page_js = page_js(tour_json(translator.cfg))   # the page's scripts, the tour's stops with the model's sizes
     return demo
 
@@ -201,10 +205,9 @@ LOAD_JS = """(...args) => {
 
 
 def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: list, fresh: NewTraceViews,
-                   loaded_outputs: list, drawn: gr.State, redraw: dict, model: dict, rooms: RoomStore,
-                   follow_box: gr.Textbox, picker: gr.Dropdown) -> None:
-    """At page load: the link's sentence (or the first example, or a followed room's view) translated and the
-    view it names drawn, in one event; then each view a followed room sends (``follow_box``), the same way.
+                   loaded_outputs: list, drawn: gr.State, redraw: dict, model: dict, picker: gr.Dropdown) -> None:
+    """At page load: the link's sentence (or the first example) translated and the view it names drawn, in one
+    event. (A followed room's link, ``?follow=CODE``, opens the follower's page instead: ui/follow.py.)
     `loaded_outputs`: the sentence box, the translation's outputs, the tab bar and the tab on screen."""
     load, link_outs = link_loader(translator, page, tabs)
     step, look, scale, narrow = loaded_outputs[5], page.look[0], page.look[2], page.look[3]
@@ -214,7 +217,7 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
         loaded = load(params, notes)       # text, trace, French, info, pieces, step, tabs, tab, link controls
         trace, step_v, tab_v, link_v = loaded[1], loaded[5], loaded[7], loaded[8:]
         values = list(values)
-        if params.get("scale") in COLORSCALES:   # a followed room's colour scale
+        if params.get("scale") in COLORSCALES:   # the link's colour scale
             values[at_scale] = params["scale"]
         set_now = {step: step_v, **dict(zip(link_outs, link_v))}
         drawn_v, views_out = fresh.views(trace, set_now, tab_v, *values[1:])
@@ -222,13 +225,8 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
                 *views_out)
 
     def open_page(request: gr.Request, *values):
-        params, notes = follow_params(dict(request.query_params) if request is not None else {}, rooms)
-        return opened(params, notes, values)
-
-    def follow_view(state_json, *values):
-        """A followed room's new view (its JSON, from ui/static/live.js)."""
-        params = state_params(state_json)
-        return opened(params, [], values) if params.get("text") else (gr.skip(),) * len(outputs)
+        params = dict(request.query_params) if request is not None else {}
+        return opened({k: v for k, v in params.items() if k != "room"}, [], values)
     # A link sets controls (kind, layer, head) whose change events redraw from values the browser may not
     # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
     outputs = [*loaded_outputs, *link_outs, look, scale, narrow, picker, drawn, *fresh.outputs]
@@ -238,9 +236,6 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
               api_visibility="undocumented",
               **model).then(**redraw, api_visibility="undocumented", show_progress="hidden",
                             concurrency_id="draw")
-    follow_box.change(**one_hop(follow_view, [follow_box, *fresh.inputs], outputs), api_visibility="private",
-                      show_progress="hidden", trigger_mode="always_last", **model).then(
-        **redraw, api_visibility="private", show_progress="hidden", concurrency_id="draw")
 
 
 def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, block: bool = True,
@@ -257,6 +252,7 @@ def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, b
                status_update_rate=status_update_rate)   # "auto": Gradio's default
     demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
                 css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True,
-                app_kwargs={"routes": live_routes(demo.rooms)})
+                app_kwargs={"routes": live_routes(demo.rooms, demo.watch, demo.frames),
+                                                  "middleware": [Middleware(FollowPage)]})
     if block:
         demo.block_thread()

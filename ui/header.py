@@ -67,16 +67,22 @@ def build_input_section(extras: Callable[[], list]):
     return text, go_btn, [french, info, pieces], (link_btn, link_box), look, live
 
 
+# A student types the code the presenter projects: a plain form (no Gradio event), answered by the follower's page.
+JOIN_HTML = ('<form class="join-form" action="/" method="get" autocomplete="off"><label for="join-code">Join a lecture'
+             '</label><input id="join-code" name="follow" placeholder="code, e.g. K7PQ2M" maxlength="12" '
+             'autocapitalize="characters" spellcheck="false" required pattern="\\s*[A-Za-z0-9]{4,12}\\s*" '
+             'title="the code on the lecture\'s screen: 4 to 12 letters and digits"><button type="submit">Join'
+             '</button></form>')
+
+
 def live_controls() -> tuple:
-    """Presenter mode: start and end a live session (ui/live.py); and, on every page, the box through which a
-    followed room's view arrives (filled by ui/static/live.js, off screen)."""
+    """Presenter mode: start and end a live session (ui/live.py); on other pages, the box that joins a lecture."""
     with gr.Row(elem_classes="presenter-only", elem_id="live-row"):
         start = gr.Button("Start live session", size="sm", elem_id="live-start")
-        end = gr.Button("End live session", size="sm", elem_id="live-end")
+        end = gr.Button("End live session", size="sm", elem_id="live-end", visible=False)
     panel = gr.HTML(visible=False, elem_id="live-panel")
-    state = gr.Textbox(elem_id="follow-state", elem_classes="offscreen", container=False, show_label=False,
-                       max_length=20_000)
-    return start, end, panel, state
+    gr.HTML(JOIN_HTML, elem_id="join", elem_classes="not-presenter", padding=False)
+    return start, end, panel
 
 
 def build_display_section(cfg: ModelConfig, trace_state: gr.State, look, large) -> list:

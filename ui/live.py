@@ -1,14 +1,13 @@
-"""Live lecture: students' pages follow the presenter's view.
+"""Live lecture: students' phones and laptops follow the presenter's view.
 
 The presenter (presenter mode, "Start live session") creates a room (``rooms.py``): a short code, a link
-``?follow=CODE`` and a QR code on screen. While the room runs, the presenter's page publishes its view (the
-link parameters and the colour scale) twice a second from a timer, server side, with the room's secret kept
-in the presenter's session state (never in a link). A follower's page listens to one small stream outside the
-Gradio queue, ``GET /live/rooms/CODE/events`` (server-sent events: each new view as it is published, read from
-the store once per room and process by ``rooms.RoomWatch``; the page falls back to polling ``GET
-/live/rooms/CODE`` with an ETag, 304 while nothing changed, where a stream cannot be kept open), and applies a new view
-through the same code as a link at page load, so its figures come from the shared caches. "Explore on my
-own" stops applying changes (the page stays where it is), "Follow again" rejoins (ui/static/live.js).
+``?follow=CODE`` and a QR code on screen, in a panel the presenter folds to one line. While the room runs, the
+presenter's page publishes its view (the link parameters and the colour scale) with each change of its controls (and once a
+second from a timer), server side, with the room's secret kept in the presenter's session state (never in a link). A student's link opens
+the follower's page (``follow.py``: a light page outside Gradio) that listens to one stream, ``GET
+/live/rooms/CODE/events``: each new view with its figures as data, built once per view and look in each app
+process (``follow.ViewFrames``), read from the store once per room and process (``rooms.RoomWatch``). Where a
+stream cannot be kept open the page polls ``GET /live/rooms/CODE/view`` (304 while nothing changed).
 """
 from __future__ import annotations
 
@@ -24,59 +23,83 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from transformer.viz import links
 
+from .follow import Look, ViewFrames
 from .links import link_controls
 from .page import Page
 from .rooms import RoomError, RoomStore, RoomWatch
 
 log = logging.getLogger("app")
 ROUTE = "/live/rooms"
-PUBLISH_EVERY_S = 0.5
+PUBLISH_EVERY_S = 1.0         # the timer's publish: a safety net behind the change events
 
 
-def live_routes(rooms: RoomStore) -> list:
-    """The followers' route (a room's view, with an ETag) and the room's QR code, for the app's FastAPI server.
-    Given to it when it is built (``launch(app_kwargs={"routes": ...})``), so they answer from the server's
-    first request: added after ``launch()``, a follower arriving in the first instant got a 404."""
+def gone(rooms: RoomStore, code: str) -> JSONResponse:
+    """404 for a room that is not running: ended (it was a room) or unknown (a mistyped code)."""
+    ended = rooms.known(code)
+    code = str(code).upper()[:12]
+    error = (f"The lecture {code} has ended." if ended else f"No lecture with code {code}: check the code.")
+    return JSONResponse({"error": error, "ended": ended}, status_code=404, headers={"Cache-Control": "no-store"})
+
+
+def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames) -> list:
+    """The followers' routes (a room's stream of views, its current view with an ETag) and the room's QR code, for
+    the app's FastAPI server. Given to it when it is built (``launch(app_kwargs={"routes": ...})``), so they answer
+    from the server's first request: added after ``launch()``, a follower arriving in the first instant got a 404."""
     app = APIRouter()
-    watch = RoomWatch(rooms)
 
     @app.get(ROUTE + "/{code}/events")
     async def room_events(code: str, request: Request):
-        """Server-sent events: ``data: {"version", "state"}`` with ``id: version`` for each new view (the
-        current one first, unless the browser's Last-Event-ID says it has it), ``event: end`` when the room
-        ends, a comment every KEEP_ALIVE_S while nothing changes."""
+        """Server-sent events: ``data: {"version", "state", "view"}`` with ``id: version`` for each new view (the
+        current one first, unless the browser's Last-Event-ID says it has it; ``view``: its figures and text for
+        the ``look`` and ``narrow`` the page asks for), ``event: end`` when the room ends, a comment every
+        KEEP_ALIVE_S while nothing changes."""
         try:
             after = int(request.headers.get("last-event-id") or 0)
         except ValueError:
             after = 0
+        look = Look.of(request.query_params)
         if await asyncio.to_thread(rooms.read, code) is None:
-            return JSONResponse({"error": "no such room (it may have ended)"}, status_code=404,
-                                headers={"Cache-Control": "no-store"})
+            return await asyncio.to_thread(gone, rooms, code)
 
         async def stream():
-            yield "retry: 2000\n\n"
+            yield b"retry: 2000\n\n"
             async for view in watch.views(code, after):
                 if view is None:
-                    yield "event: end\ndata: {}\n\n"
+                    yield b"event: end\ndata: {}\n\n"
                     return
                 if view.version < 0:
-                    yield ": keep-alive\n\n"
+                    yield b": keep-alive\n\n"
                     continue
-                yield f"id: {view.version}\ndata: {json.dumps({'version': view.version, 'state': view.state})}\n\n"
+                yield await frames.frame(view, look)
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     @app.get(ROUTE + "/{code}")
     def room_view(code: str, request: Request):
+        """The room's view parameters (version and state), 304 while the browser has this version."""
         view = rooms.read(code)
         if view is None:
-            return JSONResponse({"error": "no such room (it may have ended)"}, status_code=404,
-                                headers={"Cache-Control": "no-store"})
+            return gone(rooms, code)
         etag = f'"{view.version}"'
         headers = {"ETag": etag, "Cache-Control": "no-cache"}
         if request.headers.get("if-none-match") == etag:
             return Response(status_code=304, headers=headers)
         return JSONResponse({"version": view.version, "state": view.state}, headers=headers)
+
+    @app.get(ROUTE + "/{code}/view")
+    async def room_view_drawn(code: str, request: Request):
+        """The same with the view drawn for the page's look (the follower's page polls this where a stream
+        cannot be kept open)."""
+        view = await asyncio.to_thread(rooms.read, code)
+        if view is None:
+            return await asyncio.to_thread(gone, rooms, code)
+        look = Look.of(request.query_params)
+        etag = f'"{view.version}-{int(look.dark)}{int(look.narrow)}"'
+        headers = {"ETag": etag, "Cache-Control": "no-cache"}
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers=headers)
+        frame = await frames.frame(view, look)
+        return Response(frame[frame.index(b"data: ") + 6:-2], media_type="application/json", headers=headers)
 
     @app.get(ROUTE + "/{code}/qr.svg")
     def room_qr(code: str, request: Request):
@@ -101,13 +124,16 @@ def qr_svg(url: str) -> bytes:
 
 
 def room_html(code: str) -> str:
-    """What the presenter projects: the code, the link, the QR code (a student scans it or types the code)."""
+    """What the presenter projects: the code, the link, the QR code (a student scans it or types the code). A
+    <details>: the presenter folds it to one line (code and link) for the lecture, and opens it again."""
     c = html.escape(code)
-    return (f'<div class="live-room"><img class="live-qr" alt="QR code of the follow link" '
-            f'src="{ROUTE}/{c}/qr.svg"><div><div class="live-code">{c}</div><div class="live-link">Follow: '
-            f'<a href="/?follow={c}" target="_blank"><span class="live-origin"></span>/?follow={c}</a></div>'
-            f'<div class="live-note">Students open the link or scan the code: their page follows this one.</div>'
-            f'</div></div>')
+    link = f'<a href="/?follow={c}" target="_blank"><span class="live-origin"></span>/?follow={c}</a>'
+    return (f'<details class="live-room" open><summary><span class="live-code-line">Room <b>{c}</b></span> '
+            f'<span class="live-link">{link}</span><span class="live-fold"></span></summary>'
+            f'<div class="live-body"><img class="live-qr" alt="QR code of the follow link" src="{ROUTE}/{c}/qr.svg">'
+            f'<div><div class="live-code">{c}</div><div class="live-note">Students scan the code, open the link, or '
+            f'type the code in "Join a lecture" on the app\'s page: their page follows this one.</div></div></div>'
+            f'</details>')
 
 
 def view_state(page: Page, tabs: list, trace, text, tab, scale, values) -> dict:
@@ -117,18 +143,21 @@ def view_state(page: Page, tabs: list, trace, text, tab, scale, values) -> dict:
     return links.view_params(shown, tab, scale=scale, **view)
 
 
-def wire_live(page: Page, tabs: list, current_tab, rooms: RoomStore, start_btn, end_btn, panel) -> None:
-    """Start / end a room, and publish the presenter's view while it runs."""
+def wire_live(page: Page, tabs: list, current_tab, rooms: RoomStore, watch: RoomWatch, start_btn, end_btn,
+              panel) -> None:
+    """Start / end a room, and publish the presenter's view while it runs (the followers in this process are
+    woken at once: ``watch.poke``)."""
     room = gr.State(None)                 # (code, secret): this presenter's page only
     timer = gr.Timer(PUBLISH_EVERY_S, active=False)
     controls = [c for *_, c in link_controls(tabs)]
     quiet = dict(api_visibility="private", queue=False)
+    versions: dict[str, int] = {}         # the last version each room published from this process
 
     def start(room_v):
-        if room_v is not None:
-            return room_v, gr.update(), gr.Timer(active=True)
-        code, secret = rooms.create()
-        return (code, secret), gr.update(value=room_html(code), visible=True), gr.Timer(active=True)
+        if room_v is None:
+            room_v = rooms.create()
+        return (room_v, gr.update(value=room_html(room_v[0]), visible=True), gr.Timer(active=True),
+                gr.update(visible=False), gr.update(visible=True))
 
     def end(room_v):
         if room_v is not None:
@@ -136,38 +165,27 @@ def wire_live(page: Page, tabs: list, current_tab, rooms: RoomStore, start_btn, 
                 rooms.end(*room_v)
             except RoomError:
                 pass
-        return None, gr.update(value="", visible=False), gr.Timer(active=False)
+            watch.poke(room_v[0])
+        return (None, gr.update(value="", visible=False), gr.Timer(active=False), gr.update(visible=True),
+                gr.update(visible=False))
 
     def publish(room_v, trace, text, tab, scale, *values):
         if room_v is None or trace is None:
             return
         try:
-            rooms.publish(*room_v, view_state(page, tabs, trace, text, tab, scale, values))
+            version = rooms.publish(*room_v, view_state(page, tabs, trace, text, tab, scale, values))
         except RoomError as e:
             log.warning("live room: %s", e)
+            return
+        if versions.get(room_v[0]) != version:
+            versions[room_v[0]] = version
+            watch.poke(room_v[0])
 
-    start_btn.click(start, room, [room, panel, timer], **quiet)
-    end_btn.click(end, room, [room, panel, timer], **quiet)
-    timer.tick(publish, [room, page.trace, page.text, current_tab, page.look[2], *controls], None,
-               show_progress="hidden", **quiet)
-
-
-def follow_params(params: dict, rooms: RoomStore) -> tuple[dict, list[str]]:
-    """A ``?follow=CODE`` link: the room's view as link parameters (and a note when the room is gone)."""
-    code = str(params.get("follow") or "").strip().upper()
-    if not code:
-        return params, []
-    view = rooms.read(code)
-    if view is None or not view.state:
-        return {k: v for k, v in params.items() if k != "follow"}, [
-            f"Room {code[:12]} has no view yet or has ended: showing the app on its own."]
-    return dict(view.state), []
-
-
-def state_params(state_json: str) -> dict:
-    """The view a follower's page received (JSON from the room's route), as link parameters."""
-    try:
-        state = json.loads(state_json or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return {k: str(v) for k, v in state.items()} if isinstance(state, dict) else {}
+    start_btn.click(start, room, [room, panel, timer, start_btn, end_btn], **quiet)
+    end_btn.click(end, room, [room, panel, timer, start_btn, end_btn], **quiet)
+    # Published as soon as the presenter's page has a new value (a Next, a tab, a layer: each control's change, which
+    # comes with the answer that also draws it on the presenter's screen), and on the timer as a safety net.
+    inputs = [room, page.trace, page.text, current_tab, page.look[2], *controls]
+    gr.on([page.french.change, current_tab.change, page.look[2].change, *(c.change for c in controls)], publish,
+          inputs, None, show_progress="hidden", trigger_mode="always_last", **quiet)
+    timer.tick(publish, inputs, None, show_progress="hidden", **quiet)

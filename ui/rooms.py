@@ -35,6 +35,7 @@ CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I: read aloud a
 CODE_LENGTH = 6
 STATE_KEYS = LINK_KEYS   # a room holds what a link holds
 MAX_VALUE_CHARS = 4000
+ENDED_KEPT_S = 24 * 3600        # an ended room's code is remembered this long: a follower is told "ended", not "unknown"
 
 
 class RoomError(ValueError):
@@ -70,6 +71,7 @@ class RoomStore(Protocol):
     def publish(self, code: str, secret: str, state: dict) -> int: ...   # the new version
     def read(self, code: str) -> Optional[RoomView]: ...
     def end(self, code: str, secret: str) -> None: ...
+    def known(self, code: str) -> bool: ...                      # was this a room (in the last ENDED_KEPT_S)?
 
 
 class MemoryRooms:
@@ -78,13 +80,22 @@ class MemoryRooms:
     def __init__(self, idle_s: float = ROOM_IDLE_S, max_rooms: int = MAX_ROOMS) -> None:
         self.idle_s, self.max_rooms = idle_s, max_rooms
         self._rooms: dict[str, dict] = {}
+        self._ended: dict[str, float] = {}      # code -> when it ended (read by `known`)
         self._lock = threading.Lock()
 
     def _sweep(self, now: float) -> None:
         for code in [c for c, r in self._rooms.items() if now - r["touched"] > self.idle_s]:
-            del self._rooms[code]
+            self._drop(code, now)
         while len(self._rooms) >= self.max_rooms:
-            del self._rooms[min(self._rooms, key=lambda c: self._rooms[c]["touched"])]
+            self._drop(min(self._rooms, key=lambda c: self._rooms[c]["touched"]), now)
+        for code in [c for c, t in self._ended.items() if now - t > ENDED_KEPT_S]:
+            del self._ended[code]
+        while len(self._ended) > 10 * self.max_rooms:
+            del self._ended[next(iter(self._ended))]
+
+    def _drop(self, code: str, now: float) -> None:
+        del self._rooms[code]
+        self._ended[code] = now
 
     def create(self) -> tuple[str, str]:
         secret = secrets.token_urlsafe(24)
@@ -124,7 +135,12 @@ class MemoryRooms:
     def end(self, code: str, secret: str) -> None:
         with self._lock:
             self._owned(code, secret)
-            del self._rooms[str(code).upper()]
+            self._drop(str(code).upper(), time.time())
+
+    def known(self, code: str) -> bool:
+        code = str(code).upper()
+        with self._lock:
+            return code in self._rooms or code in self._ended
 
 
 class RedisRooms:
@@ -154,6 +170,10 @@ class RedisRooms:
     def key(code: str) -> str:
         return f"transformer-room:{str(code).upper()}"
 
+    @staticmethod
+    def known_key(code: str) -> str:
+        return f"transformer-room-known:{str(code).upper()}"
+
     def create(self) -> tuple[str, str]:
         secret = secrets.token_urlsafe(24)
         while True:
@@ -161,6 +181,7 @@ class RedisRooms:
             if self.r.hsetnx(self.key(code), "secret", digest(secret)):
                 self.r.hset(self.key(code), mapping={"state": "{}", "version": 0})
                 self.r.expire(self.key(code), self.idle_s)
+                self.r.set(self.known_key(code), 1, ex=self.idle_s + ENDED_KEPT_S)
                 return code, secret
 
     def publish(self, code: str, secret: str, state: dict) -> int:
@@ -183,6 +204,10 @@ class RedisRooms:
         if not hmac.compare_digest(room, digest(str(secret or ""))):
             raise RoomError("only the presenter can change this room")
         self.r.delete(self.key(code))
+        self.r.set(self.known_key(code), 1, ex=ENDED_KEPT_S)
+
+    def known(self, code: str) -> bool:
+        return bool(self.r.exists(self.known_key(code)))
 
 
 def room_store(redis_url: Optional[str] = None) -> RoomStore:
@@ -196,6 +221,7 @@ class _Watched:
     followers: int = 0
     changed: asyncio.Event = field(default_factory=asyncio.Event)   # replaced after each change
     task: Optional[asyncio.Task] = None         # the reader (held here: the loop keeps only a weak reference)
+    poked: asyncio.Event = field(default_factory=asyncio.Event)     # set by `poke`: read now, not at the next tick
 
 
 class RoomWatch:
@@ -208,6 +234,14 @@ class RoomWatch:
     def __init__(self, rooms: "RoomStore", every: float = WATCH_EVERY_S, keep_alive: float = KEEP_ALIVE_S) -> None:
         self.rooms, self.every, self.keep_alive = rooms, every, keep_alive
         self._watched: dict[str, _Watched] = {}
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+
+    def poke(self, code: str) -> None:
+        """The room changed (published by this process, from any thread): its reader reads it now, so this
+        process's followers get it at once instead of at the next tick (other processes read at theirs)."""
+        w, loop = self._watched.get(str(code).upper()), self._loop
+        if w is not None and loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(w.poked.set)
 
     async def _read(self, code: str) -> Optional[RoomView]:
         return await asyncio.to_thread(self.rooms.read, code)
@@ -227,7 +261,11 @@ class RoomWatch:
                     w.changed = asyncio.Event()
                     if view is None:
                         return
-                await asyncio.sleep(self.every)
+                try:
+                    await asyncio.wait_for(w.poked.wait(), self.every)
+                except asyncio.TimeoutError:
+                    pass
+                w.poked.clear()
         finally:
             if self._watched.get(code) is w:
                 del self._watched[code]
@@ -237,6 +275,7 @@ class RoomWatch:
         has ended or never existed; ``RoomView(-1, {})`` after `keep_alive` seconds without a change (a
         keep-alive, not a view)."""
         code = str(code).upper()
+        self._loop = asyncio.get_running_loop()
         w = self._watched.get(code)
         if w is None:
             w = self._watched[code] = _Watched()

@@ -1,0 +1,172 @@
+// The follower's page (ui/follow.py): listen to the room's stream of views and draw each one. A view arrives with
+// its figures as Plotly data and its text, built once on the server for everyone with the same look; this page
+// only draws it. "Explore on my own" opens the full app on the view shown; a wrong code says so, an ended lecture
+// says it ended, and the join box stays usable either way.
+(() => {
+  const $ = (sel) => document.querySelector(sel);
+  const params = new URLSearchParams(window.location.search);
+  const code = (params.get('follow') || '').trim().toUpperCase();
+  const darkQ = window.matchMedia('(prefers-color-scheme: dark)');
+  const narrowQ = window.matchMedia('(max-width: 640px)');
+  const root = document.documentElement;
+  const SIDE_BY_SIDE = new Set(['topk-plot', 'cross-step-plot']);   // a row in the app's own page too
+  let stream = null, version = 0, latest = null, polling = false, plotly = null, etag = null;
+
+  const say = (text, cls) => {
+    $('#follow-bar .follow-status').textContent = text;
+    $('#follow-bar').className = cls || '';
+  };
+  const message = (text) => { const m = $('#message'); m.textContent = text || ''; m.hidden = !text; };
+  const joinInstead = (text) => {
+    document.body.classList.add('joining');
+    message(text);
+    const box = $('#join-code');
+    box.focus();
+  };
+  const look = () => `look=${darkQ.matches ? 'dark' : 'light'}&narrow=${narrowQ.matches ? 1 : 0}`;
+
+  // plotly.js (large, cached by the browser) loads beside the stream: the text of a view shows before it does.
+  const loadPlotly = () => new Promise((resolve) => {
+    if (window.Plotly) { resolve(window.Plotly); return; }
+    const s = document.createElement('script');
+    s.src = '/live/static/plotly.min.js';
+    s.onload = () => resolve(window.Plotly);
+    s.onerror = () => resolve(null);
+    document.head.appendChild(s);
+  });
+
+  const partBox = (i, part) => {
+    const parts = $('#parts');
+    let box = parts.children[i];
+    const cls = `part ${part.type}`;
+    if (!box || box.dataset.id !== part.id || !box.classList.contains(part.type)) {
+      const fresh = document.createElement('div');
+      fresh.dataset.id = part.id;
+      if (box) parts.replaceChild(fresh, box); else parts.appendChild(fresh);
+      box = fresh;
+    }
+    box.className = cls;
+    return box;
+  };
+
+  const draw = async (msg) => {
+    const view = msg.view || {};
+    $('#view-head').hidden = false;
+    $('#view-title').textContent = view.title || '';
+    $('#view-where').textContent = view.where || '';
+    document.title = `${view.title || 'Lecture'} · room ${code}`;
+    if (view.text) {
+      $('#sentence').hidden = false;
+      $('#view-en').textContent = view.text;
+      $('#view-fr').textContent = view.french || '';
+    }
+    const notes = $('#view-notes');
+    notes.replaceChildren(...(view.notes || []).map((n) => {
+      const p = document.createElement('p'); p.className = 'note'; p.textContent = n; return p;
+    }));
+    message(view.error || '');
+    if (view.explore) {
+      const a = $('#follow-explore');
+      a.href = `${view.explore}&room=${encodeURIComponent(code)}`;
+      a.hidden = false;
+    }
+    const parts = view.parts || [];
+    const plots = parts.filter((p) => p.type === 'plot').length;
+    const todo = [];
+    parts.forEach((part, i) => {
+      const box = partBox(i, part);
+      if (part.type === 'html') {
+        box.innerHTML = part.html;        // built on the server from escaped pieces, as the app's own page shows it
+      } else {
+        box.classList.toggle('half', (plots === 2 || SIDE_BY_SIDE.has(part.id)) && !narrowQ.matches);
+        todo.push([box, part.figure]);
+      }
+    });
+    while ($('#parts').children.length > parts.length) {
+      const last = $('#parts').lastElementChild;
+      if (window.Plotly && last.classList.contains('js-plotly-plot')) window.Plotly.purge(last);
+      last.remove();
+    }
+    document.body.dataset.version = String(msg.version);
+    if (todo.length) {
+      plotly = plotly || await loadPlotly();
+      if (msg !== latest) return;              // a newer view came while plotly.js loaded: it draws instead
+      if (plotly) {
+        const config = { responsive: true, displaylogo: false, displayModeBar: !narrowQ.matches && 'hover',
+                         scrollZoom: false };
+        await Promise.all(todo.map(([box, fig]) => plotly.react(box, fig.data || [], fig.layout || {}, config)));
+      } else {
+        message('The figures could not be loaded: reload the page.');
+      }
+    }
+    if (msg === latest) document.body.dataset.drawn = String(msg.version);
+  };
+
+  const received = (msg) => {
+    if (!msg || typeof msg.version !== 'number' || msg.version < version) return;
+    version = msg.version;
+    latest = msg;
+    say(`Following the presenter · room ${code}`);
+    draw(msg).catch((e) => message(`This view could not be drawn here (${e && e.message}).`));
+  };
+
+  const ended = () => {
+    if (stream) stream.close();
+    stream = null;
+    say(`The lecture ${code} has ended: what it showed last stays here.`, 'ended');
+    if (!latest) joinInstead(`The lecture ${code} has ended.`);
+  };
+  const unknown = (text) => {
+    say(`No lecture with code ${code}`, 'unknown');
+    joinInstead(text || `No lecture with code ${code}: check the code on the screen and type it again.`);
+  };
+
+  // Where a stream cannot be kept open (a proxy that buffers it), or to learn why it was refused: the view, 304
+  // while nothing changed.
+  const poll = async () => {
+    try {
+      const r = await fetch(`/live/rooms/${code}/view?${look()}`, { headers: etag ? { 'If-None-Match': etag } : {},
+                                                                     cache: 'no-store' });
+      if (r.status === 200) {
+        etag = r.headers.get('ETag');
+        received(await r.json());
+      } else if (r.status === 404) {
+        const body = await r.json().catch(() => ({}));
+        if (body.ended) ended(); else unknown(body.error);
+        return;
+      }
+    } catch (e) {
+      say(`Reconnecting to room ${code}…`, 'lost');
+    }
+    setTimeout(poll, 700);
+  };
+
+  const listen = () => {
+    if (stream) stream.close();
+    if (!window.EventSource) { if (!polling) { polling = true; poll(); } return; }
+    stream = new EventSource(`/live/rooms/${code}/events?${look()}`);
+    stream.onmessage = (ev) => { try { received(JSON.parse(ev.data)); } catch (e) { /* not a view */ } };
+    stream.addEventListener('end', ended);
+    stream.onerror = () => {
+      if (stream && stream.readyState === EventSource.CLOSED) {   // refused (404, a proxy): polling says why
+        stream = null;
+        if (!polling) { polling = true; poll(); }
+      } else {
+        say(`Reconnecting to room ${code}…`, 'lost');             // the browser reconnects by itself
+      }
+    };
+  };
+
+  const setLook = () => root.classList.toggle('dark', darkQ.matches);
+  setLook();
+  $('#join-code').value = '';
+  if (!code) { say('Join a lecture', 'unknown'); joinInstead(''); return; }
+  if (!/^[A-Z0-9]{4,12}$/.test(code)) { unknown(`"${code.slice(0, 20)}" is not a lecture code: a code has 4 to 12 letters and digits.`); return; }
+  say(`Joining the lecture ${code}…`);
+  listen();
+  loadPlotly().then((p) => { plotly = plotly || p; });
+  // the figures are drawn for the look and the width of this screen: a change of either asks for them again
+  const again = () => { setLook(); version = 0; etag = null; if (!polling && stream) listen(); };
+  darkQ.addEventListener('change', again);
+  narrowQ.addEventListener('change', again);
+})();
