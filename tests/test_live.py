@@ -348,19 +348,23 @@ def test_the_presenter_folds_the_room_panel(browser, app_url):
     presenter.wait_for_function("() => document.body.classList.contains('presenter')", timeout=WAIT_MS)
     presenter.locator("#live-start").click()
     presenter.wait_for_selector("#live-panel .live-qr", state="visible", timeout=WAIT_MS)
+    code = presenter.locator("#live-panel .live-code").inner_text().strip()
+    first_figure = ("() => { const f = [...document.querySelectorAll('[role=tabpanel] .js-plotly-plot')]"
+                    ".find(e => e.offsetParent); return f.getBoundingClientRect().top + window.scrollY; }")
+    assert presenter.evaluate(first_figure) <= 600                        # open, the QR code lies over the page
     summary = presenter.locator("#live-panel summary")
     fold = presenter.locator("#live-panel .live-fold")
     assert "Fold" in fold.evaluate("(e) => getComputedStyle(e, '::before').content")
     fold.click()
     presenter.wait_for_selector("#live-panel .live-qr", state="hidden", timeout=WAIT_MS)
     box = summary.bounding_box()
-    line = presenter.locator("#live-panel .live-code-line").bounding_box()
-    assert box["height"] <= 2.2 * line["height"] + 8                     # one line: the code, the link, the toggle
-    assert "/?follow=" in summary.inner_text() and presenter.locator("#live-panel .live-code-line b").inner_text()
+    line = presenter.locator("#live-panel .live-link").bounding_box()
+    assert box["height"] <= 1.5 * line["height"] + 12                    # one line: the link with its code, the toggle
+    assert "/?follow=" in summary.inner_text() and presenter.locator("#live-panel .live-link b").inner_text() == code
+    assert presenter.locator("#live-panel .live-link").evaluate("(e) => e.scrollWidth <= e.clientWidth + 1")  # whole
     for tab in ("steps", "explorer", "summary", "inside"):
         show_tab(presenter, tab)
-        top = presenter.evaluate("() => { const f = [...document.querySelectorAll('[role=tabpanel] .js-plotly-plot')]"
-                                 ".find(e => e.offsetParent); return f.getBoundingClientRect().top + window.scrollY; }")
+        top = presenter.evaluate(first_figure)
         assert top <= 600, (tab, top)
     fold.click()
     presenter.wait_for_selector("#live-panel .live-qr", state="visible", timeout=WAIT_MS)

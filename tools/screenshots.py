@@ -4,7 +4,9 @@ Starts app.py on 127.0.0.1 and drives Debian's Chromium through playwright (neve
 with the browser tests' own steps (tests/support/). Writes ``screenshot.png`` (step by step, step 3) and
 ``screenshot-explorer.png`` for the README, then every tab at the three sizes a lecture meets:
 1920x1080 in presenter mode (the projector), 1280x800 (a laptop) and 390x844 (a phone, whole
-page), each in the light and the dark look, as ``views/<size>-<look>[-presenter]-<tab>.png``.
+page), each in the light and the dark look, as ``views/<size>-<look>[-presenter]-<tab>.png``; and a lecture: the
+presenter's projector with a live session (its room panel open, then folded) and the follower's page on a laptop
+and a phone, light and dark, on the step view and the explorer, as ``views/lecture-*.png``.
 Run by hand only: the browser test (tests/test_browser.py) takes the same steps and writes its
 screenshots to a temporary folder, so running the tests never changes the tracked images.
 """
@@ -12,15 +14,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.support.app import start_app, stop_app  # noqa: E402
-from tests.support.browser import (CHROMIUM, FLAGS, SENTENCE, TABS, VIEWPORT, open_link, open_other_views,  # noqa: E402
-                                   set_look, show_tab, translate_and_step)
+from tests.support.browser import (CHROMIUM, FLAGS, SENTENCE, SETTLE_S, TABS, VIEWPORT, open_link,  # noqa: E402
+                                   open_other_views, set_look, show_tab, translate_and_step)
 SIZES = [(1920, 1080, True), (1280, 800, False), (390, 844, False)]     # width, height, presenter mode
+LONG_SENTENCE = ("When the students arrived at the lecture hall this morning, the professor had already written the "
+                 "equations of the attention mechanism on the board.")
 
 
 def every_view(browser, url: str, out: Path, tabs=TABS) -> list[Path]:
@@ -39,11 +44,54 @@ def every_view(browser, url: str, out: Path, tabs=TABS) -> list[Path]:
             page.close()
     return written
 
+def lecture_views(browser, url: str, out: Path) -> list[Path]:
+    """A live lecture: the presenter (1920x1080, presenter mode) starts a session, and followers open its link."""
+    written = []
+    presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
+    open_link(presenter, url, text=LONG_SENTENCE, step=3)
+    set_look(presenter, False, True)
+    presenter.locator("#live-start").click()
+    presenter.wait_for_selector("#live-panel .live-qr", state="visible")
+    time.sleep(SETTLE_S)
+    code = presenter.locator("#live-panel .live-code").inner_text().strip()
+    for name in ("open", "folded"):
+        if name == "folded":
+            presenter.locator("#live-panel .live-fold").click()
+            time.sleep(SETTLE_S)
+        presenter.screenshot(path=str(out / f"lecture-presenter-{name}.png"))
+        written.append(out / f"lecture-presenter-{name}.png")
+    pages = []
+    for width, height in ((1280, 800), (390, 844)):
+        for dark in (False, True):
+            phone = width < 600
+            ctx = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone,
+                                      color_scheme="dark" if dark else "light")
+            page = ctx.new_page()
+            page.goto(url + f"?follow={code}")
+            pages.append((f"{width}x{height}-{'dark' if dark else 'light'}", page))
+    for tab in ("steps", "explorer"):
+        if tab != "steps":
+            show_tab(presenter, tab)
+        for name, page in pages:
+            page.wait_for_selector(f"#view-title:has-text('{'Step by step' if tab == 'steps' else 'Attention'}')",
+                                   timeout=60_000)
+            page.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version")
+            time.sleep(0.5)
+            path = out / f"lecture-follower-{name}-{tab}.png"
+            page.screenshot(path=str(path), full_page=name.startswith("390"))
+            written.append(path)
+    for _, page in pages:
+        page.context.close()
+    presenter.close()
+    return written
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default=str(ROOT / "assets"), help="folder for the PNG files (default: assets/)")
     p.add_argument("--readme-only", action="store_true", help="only the README's two screenshots")
     p.add_argument("--tabs", nargs="+", choices=TABS, default=TABS, help="only these tabs' views (default: all)")
+    p.add_argument("--lecture-only", action="store_true", help="only the lecture's shots (presenter and followers)")
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -53,6 +101,11 @@ def main(argv=None) -> int:
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            lecture = lecture_views(browser, url, out / "views")
+            if args.lecture_only:
+                browser.close()
+                print(f"wrote {len(lecture)} lecture views in {out / 'views'}")
+                return 0
             page = browser.new_page(viewport=VIEWPORT)
             translate_and_step(page, url)
             page.evaluate("() => document.activeElement && document.activeElement.blur()")   # no focus ring

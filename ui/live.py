@@ -33,6 +33,13 @@ ROUTE = "/live/rooms"
 PUBLISH_EVERY_S = 1.0         # the timer's publish: a safety net behind the change events
 
 
+def unavailable(e: Exception) -> JSONResponse:
+    """503: the room store does not answer (Redis restarting): the follower's page says it reconnects, and retries."""
+    log.warning("live rooms: the store does not answer: %s", e)
+    return JSONResponse({"error": "The lecture's room cannot be read just now: retrying."}, status_code=503,
+                        headers={"Cache-Control": "no-store", "Retry-After": "2"})
+
+
 def gone(rooms: RoomStore, code: str) -> JSONResponse:
     """404 for a room that is not running: ended (it was a room) or unknown (a mistyped code)."""
     ended = rooms.known(code)
@@ -58,8 +65,11 @@ def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames) -> list:
         except ValueError:
             after = 0
         look = Look.of(request.query_params)
-        if await asyncio.to_thread(rooms.read, code) is None:
-            return await asyncio.to_thread(gone, rooms, code)
+        try:
+            if await asyncio.to_thread(rooms.read, code) is None:
+                return await asyncio.to_thread(gone, rooms, code)
+        except Exception as e:  # noqa: BLE001  the store blinked
+            return unavailable(e)
 
         async def stream():
             yield b"retry: 2000\n\n"
@@ -90,9 +100,12 @@ def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames) -> list:
     async def room_view_drawn(code: str, request: Request):
         """The same with the view drawn for the page's look (the follower's page polls this where a stream
         cannot be kept open)."""
-        view = await asyncio.to_thread(rooms.read, code)
-        if view is None:
-            return await asyncio.to_thread(gone, rooms, code)
+        try:
+            view = await asyncio.to_thread(rooms.read, code)
+            if view is None:
+                return await asyncio.to_thread(gone, rooms, code)
+        except Exception as e:  # noqa: BLE001  the store blinked
+            return unavailable(e)
         look = Look.of(request.query_params)
         etag = f'"{view.version}-{int(look.dark)}{int(look.narrow)}"'
         headers = {"ETag": etag, "Cache-Control": "no-cache"}
@@ -127,7 +140,7 @@ def room_html(code: str) -> str:
     """What the presenter projects: the code, the link, the QR code (a student scans it or types the code). A
     <details>: the presenter folds it to one line (code and link) for the lecture, and opens it again."""
     c = html.escape(code)
-    link = f'<a href="/?follow={c}" target="_blank"><span class="live-origin"></span>/?follow={c}</a>'
+    link = f'<a href="/?follow={c}" target="_blank"><span class="live-origin"></span>/?follow=<b>{c}</b></a>'
     return (f'<details class="live-room" open><summary><span class="live-code-line">Room <b>{c}</b></span> '
             f'<span class="live-link">{link}</span><span class="live-fold"></span></summary>'
             f'<div class="live-body"><img class="live-qr" alt="QR code of the follow link" src="{ROUTE}/{c}/qr.svg">'
