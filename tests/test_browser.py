@@ -142,12 +142,75 @@ def test_bad_link_values_fall_back_with_a_note(browser, app_url):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    assert open_link(page, app_url, tab="nope", step="abc", kind="self", layer=99, head="x").strip()
+    first = open_link(page, app_url, tab="nope", step="abc", kind="self", layer=99, head="x")
+    assert first.strip()
     page.wait_for_selector("[role=tab][data-tab-id=steps][aria-selected=true]")
-    page.wait_for_selector(".toast-body:has-text('tab=nope')", timeout=10_000)
+    # the notes under the pieces, as a translation's own notes, not in toasts that stack over the French
+    page.wait_for_selector("#pieces .note:has-text('tab=nope')", timeout=10_000)
     page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)
-    assert page.locator(".toast-body:has-text('kind=self')").count() == 1
-    assert page.locator(".toast-body.error, .toast-body:has-text('Error')").count() == 0 and not errors
+    assert page.locator("#pieces .note:has-text('kind=self')").count() == 1
+    assert page.locator(".toast-body").count() == 0 and not errors
+    box = page.locator("#src-text textarea")                  # the next Translate takes them away
+    box.fill("Where is the station?")
+    box.press("Enter")
+    page.wait_for_function("(old) => document.querySelector('#fr-text textarea').value !== old", arg=first,
+                           timeout=60_000)
+    page.wait_for_function("() => !document.querySelector('#pieces').textContent.includes('tab=nope')",
+                           timeout=10_000)
+    assert page.locator("#pieces .note").count() == 0 and page.locator(".toast-body").count() == 0
+    page.close()
+
+
+def test_notes_are_under_the_pieces_and_go_with_their_sentence(browser, app_url):
+    """Every doubt note is shown once, under the pieces (no toast over the French that stacks and outlives its
+    sentence), and each Translate replaces them: a sentence without notes shows none."""
+    from tests.support.browser import open_link
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    first = open_link(page, app_url, text="HELLO MY FRIEND, HOW ARE YOU?")
+    page.wait_for_selector("#pieces .note:has-text('mostly in capitals')", timeout=60_000)
+    n_notes = page.locator("#pieces .note").count()
+    box = page.locator("#src-text textarea")
+    for text, note in (("Je suis très content de te voir.", "looks like French"), ("The cat is sleeping on the sofa.", None)):
+        box.fill(text)
+        box.press("Enter")
+        page.wait_for_function("(old) => document.querySelector('#fr-text textarea').value !== old", arg=first,
+                               timeout=60_000)
+        first = page.locator("#fr-text textarea").input_value()
+        page.wait_for_function("() => !document.querySelector('#pieces').textContent.includes('capitals')",
+                               timeout=10_000)
+        if note:
+            page.wait_for_selector(f"#pieces .note:has-text('{note}')", timeout=10_000)
+        else:
+            assert page.locator("#pieces .note").count() == 0
+    assert n_notes >= 1 and page.locator(".toast-body").count() == 0
+    page.close()
+
+
+def test_a_quote_is_drawn_as_a_quote_in_every_figure(browser, app_url):
+    """A piece holding '"' reads '"' in the top-10 chart, the step figures' ticks and hovers, and the beam tree
+    (Plotly does not decode &quot;); markup stays text."""
+    from tests.support.browser import WAIT_MS, open_link, open_tab, plots_in
+    svg_text = """(sel) => [...document.querySelectorAll(sel + ' .js-plotly-plot text')].map((t) => t.textContent)"""
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    open_link(page, app_url, text='He said "hello" to me.', step=6)        # "Il m'a dit ▁"": its step
+    plots_in(page, "topk-plot").wait_for(timeout=WAIT_MS)
+    page.wait_for_selector("#step-info:has-text('Step 6 of')", timeout=WAIT_MS)
+    page.wait_for_function("() => document.querySelectorAll('#cross-step-plot .xtick text').length > 0", timeout=WAIT_MS)
+    topk, cross = page.evaluate(svg_text, "#topk-plot"), page.evaluate(svg_text, "#cross-step-plot")
+    ticks = page.evaluate("() => [...document.querySelectorAll('#topk-plot .ytick text')].map((t) => t.textContent)")
+    assert ticks[0] == '▁"' and '3 ▁"' in cross and '6 "' in cross, (ticks, cross)
+    bar = page.locator("#topk-plot .bars .point").first.bounding_box()          # the hover too
+    page.mouse.move(bar["x"] + bar["width"] / 2, bar["y"] + bar["height"] / 2, steps=4)
+    page.wait_for_selector("#topk-plot .hoverlayer .hovertext", timeout=10_000)
+    hovers = [page.evaluate("() => document.querySelector('#topk-plot .hoverlayer .hovertext').textContent")]
+    assert hovers[0].startswith('▁"'), hovers
+    open_tab(page, "Your French & beams")
+    page.click("#beam-btn")
+    page.wait_for_selector("#beam-plot .scatterlayer .textpoint", timeout=WAIT_MS)
+    tree = page.evaluate(svg_text, "#beam-plot")
+    assert any('"' in t for t in tree) and "<s>" in tree, tree
+    for shown in (topk, cross, tree, hovers):
+        assert not any(t and ("&quot;" in t or "&#" in t or "&lt;" in t) for t in shown), shown
     page.close()
 
 
@@ -202,29 +265,41 @@ def test_why_this_word_views_in_a_browser(browser, app_url, tmp_path):
     page.close()
 
 
-def test_play_shows_the_step_the_slider_shows_at_the_chosen_speed(browser, app_url):
-    """Play moves the slider and draws that step in one event: at every moment the slider, the step line and
-    the figures' titles name the same step; the speed picker sets the seconds per step."""
-    from tests.support.browser import open_link
+def test_play_shows_the_step_the_slider_shows_and_stops_at_the_end(browser, app_url):
+    """Play moves the slider and draws that step in one event (the browser clicks Next at the chosen speed): at
+    every moment the slider, the step line and the figures' titles name the same step; it stops at the last step
+    and gives the button back; Play at the end starts again from step 1. (Its speed is measured by hand, not
+    here: tests never race the clock.)"""
+    from tests.support.browser import WAIT_MS, open_link
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     open_link(page, app_url, text="We will meet tomorrow morning in front of the museum.")
     page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)
+    n = int(page.locator("#step-info").inner_text().split(" of ")[1].split()[0])
     page.locator("#play-speed input").click()
     page.locator("[role=option]:visible", has_text="0.5 s").first.click()
     page.click("#play-step")
+    page.wait_for_selector("#play-step:has-text('Pause')", timeout=WAIT_MS)
     seen = set()
-    t0 = time.time()
-    while time.time() - t0 < 6 and len(seen) < 4:
+    while "Pause" in page.locator("#play-step").inner_text():
         shown = page.evaluate("""() => [
             document.querySelector('#step-slider input[type=number]').value,
             (document.querySelector('#step-info').innerText.match(/Step (\\d+) of/) || [])[1],
             (document.querySelector('#topk-plot .js-plotly-plot')._fullLayout.title.text.match(/step (\\d+)/) || [])[1]]""")
         assert shown[0] == shown[1] == shown[2], shown        # slider, step line and figure agree
-        seen.add(shown[0])
-        time.sleep(0.15)
-    elapsed = time.time() - t0
-    assert len(seen) >= 4, (seen, elapsed)                    # 0.5 s a step: four steps within 6 s
+        seen.add(int(shown[0]))
+        time.sleep(0.1)
+    page.wait_for_selector(f"#step-info:has-text('Step {n} of {n}')", timeout=WAIT_MS)   # stopped at the end
+    assert len(seen) >= n // 2 and max(seen) <= n, (seen, n)
+    time.sleep(1.5)                                            # no click after the end
+    assert page.locator("#play-step").inner_text().strip() == "▶ Play" and step_shown(page) == n
+    page.click("#play-step")                                   # at the end: from step 1 again
+    page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=WAIT_MS)
+    page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
     page.click("#play-step")                                   # pause
+    page.wait_for_selector("#play-step:has-text('Play')", timeout=WAIT_MS)
+    paused = step_shown(page)
+    time.sleep(1.5)
+    assert step_shown(page) == paused                          # paused: it stays
     page.close()
 
 

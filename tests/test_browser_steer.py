@@ -33,6 +33,9 @@ def what_if_and_back(page, greedy: str) -> str:
     wait_value(page, "fr-text", f"v => v === {greedy!r}")
     page.locator("#viewing-row").wait_for(state="hidden", timeout=WAIT_MS)
     page.get_by_role("tab", name="Step by step").click()
+    page.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=WAIT_MS)   # at the step it left
+    page.wait_for_function("() => document.querySelector('#step-slider input[type=number]').value === '3'",
+                           timeout=WAIT_MS)
     return branch
 
 

@@ -89,3 +89,43 @@ def test_a_fit_of_the_greedy_translation_reads_it_behind_a_branch(tiny_translato
     offered = [v for _, v in got[select.outputs.index(rival)]["choices"]]
     assert offered == list(greedy.steps[0].topk_pieces[1:])
     assert state.state_data[original_id] is greedy
+
+
+def test_the_notes_of_a_translation_are_under_its_pieces_and_never_toasts(tiny_translator, monkeypatch):
+    """Issue 43: every doubt note is shown once, in the pieces' HTML that the next Translate replaces; a toast
+    covered the French, stacked and outlived its sentence. An empty box, the user's own action, keeps its toast."""
+    import html
+
+    from ui.events import translate_callback
+    toasts = []
+    monkeypatch.setattr(gr, "Info", lambda *a, **k: toasts.append(("info", *a)))
+    monkeypatch.setattr(gr, "Warning", lambda *a, **k: toasts.append(("warning", *a)))
+    run = translate_callback(tiny_translator)
+    trace, _, _, pieces, _ = run("I HAVE SEVEN APPLES AND TWELVE CATS.")
+    assert len(trace.notes) >= 3 and any("capitals" in n for n in trace.notes)
+    assert pieces.count('<div class="note">') == len(trace.notes)
+    assert all(html.escape(n) in pieces for n in trace.notes)
+    assert toasts == []
+    run("   ")
+    assert toasts == [("warning", "Type an English sentence first.")]
+
+
+def test_back_to_the_original_keeps_the_step(tiny_translator, tmp_path):
+    """Both Back buttons (the banner's and the what-if accordion's) return to the original at the step on screen,
+    the original's last when it is shorter, so that the next What if starts where you were (not at step 1)."""
+    from ui.demo import build_demo
+    demo = build_demo(tiny_translator, tmp_path)
+    backs = [f for f in demo.fns.values() if f.name == "go_back"]
+    assert len(backs) == 2
+    original = tiny_translator.trace("I have seven cats.")
+    n = len(original.steps)
+    assert n >= 4
+    for back in backs:
+        state = SessionState(demo)
+        state[back.inputs[0]._id] = original
+        step = back.outputs[3]
+        for shown, kept in ((3, 3), (n + 5, n), (1, 1)):
+            state[step._id] = gr.Slider(1, n + 6, value=1, step=1, render=False)   # a branch longer than the original
+            out = send(demo, back, state, [None, shown])
+            assert out[3]["value"] == kept and out[3]["maximum"] == max(n, 2), (shown, out[3])
+            assert out[2] == original.translation and step is back.inputs[1]

@@ -287,6 +287,22 @@ def test_learning_view_shows_the_replay_numbers(kind):
     assert "no training replay" in html_
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_learning_maps_share_one_zero_to_one_scale_unless_each_map_is_scaled(kind):
+    """An early checkpoint's blur (weights near 1/n everywhere) painted over the full colour range looked as
+    sharp as a late pattern: every checkpoint's map is drawn from 0 to 1, and the tab's option scales one map
+    to its own smallest and largest weight (the masked future left out), said in the title."""
+    rep = make_replay()
+    _, attn, _ = learning.learning_view(rep, 0, 2, kind, 1, "mean over heads", Look())
+    assert (attn.data[0].zmin, attn.data[0].zmax) == (0, 1) and "colours 0–1" in attn.layout.title.text
+    _, own, _ = learning.learning_view(rep, 0, 2, kind, 1, "mean over heads", Look(), own_scale=True)
+    z = np.asarray(own.data[0].z, dtype=float)
+    assert own.data[0].zmin == pytest.approx(np.nanmin(z), abs=1e-3)
+    assert own.data[0].zmax == pytest.approx(np.nanmax(z), abs=1e-3)
+    assert 0 < own.data[0].zmin < own.data[0].zmax < 1 and "own colour range" in own.layout.title.text
+    go.Figure(own.to_plotly_json())                   # valid for Plotly
+
+
 def test_rare_source_pieces_are_marked_with_their_count(tiny_model, tokenizer, tmp_path):
     from transformer.io.checkpoint import save_checkpoint
     from transformer.translator import Translator

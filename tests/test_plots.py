@@ -346,6 +346,36 @@ def test_a_lone_word_marker_is_named():
     assert "▁ (space)" in views.chips(["▁"], "tgt")
 
 
+def test_a_quote_in_a_piece_is_drawn_as_a_quote_and_markup_stays_escaped():
+    """Plotly's SVG text decodes &lt; &gt; &amp; (and a few named entities more) and numeric entities, not &quot;:
+    a piece holding a quote was drawn as "&quot;". Quotes now go to Plotly as they are (they mean nothing outside a
+    tag), while < > & stay escaped: the top-10 chart, the beam tree, every tick label and hover."""
+    from transformer.steering import BeamHypothesis, BeamNode, BeamResult
+    from transformer.trace import Source
+    from transformer.viz import steering
+    pieces = ['▁"', '"', "▁l'", "<b>x</b>", "a&b"]
+    assert figure.esc_all(pieces) == ['▁"', '"', "▁l'", "&lt;b&gt;x&lt;/b&gt;", "a&amp;b"]
+    assert figure.short('3 ▁"quoted words"') == '3 ▁"quoted …' and figure.short("1 <&>") == "1 <&>"
+    assert figure.short("1 &lt;&amp;&gt;" + "x" * 20) == "1 &lt;&amp;&gt;xxxxxx…"
+    topk = plots.topk_bar(pieces, [0.4, 0.2, 0.2, 0.1, 0.1], chosen=0)
+    bars = plots.source_attention_bar(pieces, [0.4, 0.2, 0.2, 0.1, 0.1])
+    heat = plots.attention_heatmap(rand_attn(1, 1, 5, 5)[0, 0], pieces, pieces, 'title with "quotes"')
+    nodes = [BeamNode(0, -1, 0, 5, '▁"', -0.1, -0.1, "kept"), BeamNode(1, -1, 0, 6, "<b>", -2.0, -2.0, "pruned"),
+             BeamNode(2, 0, 1, 7, '"', -0.2, -0.3, "finished")]
+    result = BeamResult(Source("x", (1,), ("▁x",)), 2, 0.6, nodes,
+                        [BeamHypothesis([5, 7], ['▁"', '"'], '""', -0.3, -0.3, True, 2)])
+    tree = steering.beam_tree_figure(result)
+    forced = steering.forced_figure(pieces, [0.4, 0.2, 0.2, 0.1, 0.1], [1, 2, 3, 4, 5], pieces)
+    for fig in (topk, bars, heat, tree, forced):
+        text = validated(fig).to_json()
+        assert "&quot;" not in text and "&#x27;" not in text and "&#34;" not in text, text
+        assert "<b>" not in text and "&lt;b&gt;" in text
+    assert list(topk.layout.yaxis.ticktext[:3]) == ['▁"', '"', "▁l'"] and topk.data[0].customdata[0] == '▁"'
+    assert list(bars.data[0].x[:2]) == ['1 ▁"', '2 "']
+    shown = [t for d in tree.data if d.mode == "markers+text" for t in d.text]
+    assert '▁"' in shown and '"' in shown and "&lt;b&gt;" in shown and "&lt;s&gt;" in shown
+
+
 def test_inside_one_head_shows_the_full_scores_one_range_and_values():
     T = 4
     trace = synthetic_trace(T=T)

@@ -3,6 +3,7 @@ fits and the visible tab's figures (``NewTraceViews``); the other tabs draw when
 """
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Optional
 
@@ -32,10 +33,15 @@ def translate_callback(translator: Translator):
             msg = "Sorry, the model failed on this input. Please try another sentence."
             gr.Warning(msg)
             return None, "", msg, "", gr.update()
-        for note in trace.notes:
-            gr.Info(note)
+        # Its notes (doubts on the input or the output) are in the pieces' HTML, under the translation they are
+        # about, and go with it at the next Translate; a toast would cover the French, stack and outlive them.
         return trace, trace.translation, views.run_info(trace), views.pieces_html(trace), slider_update(len(trace.steps))
     return run_translate
+
+
+def notes_html(notes) -> str:
+    """Notes shown inline, as the pieces' own notes are (views.pieces_html): escaped, one block each."""
+    return "".join(f'<div class="note">{html.escape(str(n))}</div>' for n in notes)
 
 
 def sentence_choices(text):

@@ -11,7 +11,7 @@ from transformer import examples
 from transformer.translator import Translator
 from transformer.viz import links, views
 
-from .events import translate_callback
+from .events import notes_html, translate_callback
 from .page import Page, TabView, slider_update
 from .tabs import DEFAULT_TAB, TAB_IDS, TABS
 
@@ -72,8 +72,8 @@ def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
             updates, more, step_v = link_updates(page, q, tab, trace)
             notes += more
             step = slider_update(len(trace.steps), step_v or 1) if step_v else step
-        for note in notes:
-            gr.Warning(note)
+        if notes:   # under the pieces, as the translation's own notes: gone with the next Translate, no toasts
+            pieces = f'{pieces}<div class="pieces link-notes">{notes_html(notes)}</div>'
         return (q.text, trace, french, info, pieces, step, gr.Tabs(selected=q.tab), q.tab,
                 *[updates.get(c, c.value) for _, c in controls])   # the page's own value: no gr.update to rebuild
     return load, [c for _, c in controls]

@@ -83,8 +83,11 @@ def thousandths(z) -> np.ndarray:
 
 
 def esc(token: str) -> str:
-    """A token as Plotly should show it: markup escaped, SentencePiece's word marker kept visible."""
-    return html.escape(shown_piece(token), quote=True)
+    """A token as Plotly should show it: markup escaped, SentencePiece's word marker kept visible. Quotes are
+    left as they are: Plotly's SVG text decodes only &lt; &gt; &amp; (a few named entities more) and numeric
+    ones, so an escaped quote would be drawn as "&quot;"; a bare quote is plain text there (it means something
+    only inside a tag, and no tag gets through with < escaped). For Plotly's text only, never an HTML attribute."""
+    return html.escape(shown_piece(token), quote=False)
 
 
 def esc_all(tokens: Sequence[str]) -> list[str]:
@@ -100,7 +103,7 @@ def numbered(tokens: Sequence[str]) -> list[str]:
 def short(label: str, n: int = LABEL_MAX_CHARS) -> str:
     """A tick label cut to n characters (escaped labels are cut before their entities: html.unescape first)."""
     raw = html.unescape(label)
-    return label if len(raw) <= n else html.escape(raw[: n - 1]) + "…"
+    return label if len(raw) <= n else html.escape(raw[: n - 1], quote=False) + "…"
 
 
 def grow(height: int, font_size: int) -> int:

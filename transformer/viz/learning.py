@@ -40,8 +40,12 @@ def replay_info_html(replay: Replay, example: int, point: int) -> str:
             f'<th>loss</th><th>greedy translation</th></tr>{"".join(rows)}</table></details></div>')
 
 
-def replay_attention(replay: Replay, example: int, point: int, kind: str, layer: int, head, look: Look):
-    """The chosen attention map of the example at that point, with the pieces the model had then."""
+def replay_attention(replay: Replay, example: int, point: int, kind: str, layer: int, head, look: Look,
+                     own_scale: bool = False):
+    """The chosen attention map of the example at that point, with the pieces the model had then. Its colours run
+    from 0 to 1 at every checkpoint, so that an early blur (weights near 1/n everywhere) looks pale and the late
+    pattern stands out; `own_scale`: from this map's smallest to its largest weight (an early map's faint pattern
+    shown, at the cost of comparing checkpoints), said in the title."""
     rec = replay.points[point].records[example]
     maps = rec.maps[kind]                                   # (L, H, Tq, Tk)
     layer = clamp(layer, 1, maps.shape[0])
@@ -56,10 +60,16 @@ def replay_attention(replay: Replay, example: int, point: int, kind: str, layer:
     z = z[: len(rows), : len(cols)]
     masked = np.triu(np.ones(z.shape, dtype=bool), k=1) if kind == "decoder" else None
     who = "mean over heads" if h is None else f"head {h + 1}"
-    title = f"{KIND_TITLES[kind]}, layer {layer}, {who}"
+    zmin, zmax = 0.0, 1.0
+    seen = z[~masked] if masked is not None else z.ravel()
+    if own_scale and seen.size:
+        zmin, zmax = float(seen.min()), float(seen.max())
+        zmax = zmax if zmax > zmin else zmin + 1e-6      # one value everywhere: still a scale
+    colours = "own colour range" if own_scale else "colours 0–1"     # (the colour bar gives the numbers)
+    title = f"{KIND_TITLES[kind]}, layer {layer}, {who} ({colours})"
     ytitle, xtitle = AXIS_TITLES[kind]
-    return plots.attention_heatmap(z, rows, cols, title, masked, None, look.colorscale, look.dark, look.font,
-                                   xaxis_title=xtitle, yaxis_title=ytitle)
+    return plots.attention_heatmap(z, rows, cols, title, masked, zmax, look.colorscale, look.dark, look.font,
+                                   xaxis_title=xtitle, yaxis_title=ytitle, zmin=zmin)
 
 
 def loss_curve(replay: Replay, example: int, point: int, look: Look):
@@ -81,12 +91,14 @@ def loss_curve(replay: Replay, example: int, point: int, look: Look):
     return figure.fast_figure(data, layout, look.dark, look.font, 320 + 4 * look.font, "Loss as training went on")
 
 
-def learning_view(replay: Optional[Replay], example: int, point: int, kind: str, layer: int, head, look: Look):
-    """Info HTML, attention figure and loss figure; `point` is 1-based (the slider)."""
+def learning_view(replay: Optional[Replay], example: int, point: int, kind: str, layer: int, head, look: Look,
+                  own_scale: bool = False):
+    """Info HTML, attention figure and loss figure; `point` is 1-based (the slider); `own_scale`: the map's colours
+    over its own range instead of 0–1 (replay_attention)."""
     if replay is None or not replay.points:
         msg = "This checkpoint has no training replay (replay.npz): train with python -m transformer.cli.train."
         return f"<div class='note'>{msg}</div>", figure.empty_figure(msg, look.dark), figure.empty_figure("", look.dark)
     example = clamp(example, 0, len(replay.examples) - 1)
     point = clamp(point, 1, len(replay.points)) - 1
-    return (replay_info_html(replay, example, point), replay_attention(replay, example, point, kind, layer, head, look),
+    return (replay_info_html(replay, example, point), replay_attention(replay, example, point, kind, layer, head, look, own_scale),
             loss_curve(replay, example, point, look))

@@ -36,9 +36,13 @@ def build_learning_tab(page: Page) -> TabView:
         layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer", scale=2, min_width=180)
         head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=1, min_width=150)
     caption("slide from early to late checkpoints: the translation moves towards the reference as the loss "
-            "falls, and the attention sharpens from a blur into its pattern.")
+            "falls, and the attention sharpens from a blur into its pattern (colours on one 0–1 scale for every "
+            "checkpoint).")
     with gr.Row():
-        attn_plot = gr.Plot(show_label=False, label="Attention at this point of training", elem_id="replay-plot")
+        with gr.Column():
+            own_scale = gr.Checkbox(False, label="Colour each map over its own range (off: 0–1 at every checkpoint, "
+                                    "so that checkpoints compare)", elem_id="replay-own-scale", container=False)
+            attn_plot = gr.Plot(show_label=False, label="Attention at this point of training", elem_id="replay-plot")
         with gr.Column():
             gr.Markdown("During training, 8 fixed sentences were translated at log-spaced steps: move through "
                         "training and watch the translation, the loss and the attention take shape.")
@@ -46,12 +50,12 @@ def build_learning_tab(page: Page) -> TabView:
             loss_plot = gr.Plot(show_label=False, label="Loss", elem_id="replay-loss")
 
     @safe_view
-    def draw_learning(trace, example_v, point_v, kind_v, layer_v, head_v, look, large, scale, narrow=False):
+    def draw_learning(trace, example_v, point_v, kind_v, layer_v, head_v, own_v, look, large, scale, narrow=False):
         return learning.learning_view(page.replay, int(example_v or 0), int(point_v), kind_v, int(layer_v), head_v,
-                                      look_of(look, large, scale, narrow))
+                                      look_of(look, large, scale, narrow), bool(own_v))
 
-    tab = TabView(draw_learning, [example, point, kind, layer, head], [info, attn_plot, loss_plot])
+    tab = TabView(draw_learning, [example, point, kind, layer, head, own_scale], [info, attn_plot, loss_plot])
     tab.link = dict(kind=kind, layer=layer, head=head)
     tab.redraw_on_kind(page, kind, layer)
-    tab.redraw_on(page, [example, point, layer, head], show_progress="hidden", trigger_mode="always_last")
+    tab.redraw_on(page, [example, point, layer, head, own_scale], show_progress="hidden", trigger_mode="always_last")
     return tab

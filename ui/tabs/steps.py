@@ -34,7 +34,6 @@ def build_steps_tab(page: Page) -> TabView:
         layer = gr.Slider(1, L, value=L, step=1, label="Layer", scale=2, elem_id="step-layer")
         head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=2, min_width=190,
                            elem_id="step-head")
-    timer = gr.Timer(PLAY_INTERVAL_S, active=False)
     step_info = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="step-info")
     caption("left, the pieces the model considered for this step and how probable each was (it takes the top "
             "one); right, which English pieces this step looked at (cross-attention); below, the same for every "
@@ -69,13 +68,58 @@ def build_steps_tab(page: Page) -> TabView:
     step.input(**one_hop(tab.draw, tab.inputs(page), tab.outputs), api_name="step_view", show_progress="hidden",
                trigger_mode="always_last", concurrency_id="draw")
     tab.redraw_on(page, [layer, head], show_progress="hidden")
-    wire_step_buttons(page, tab, step, prev_btn, next_btn, play_btn, timer, speed)
+    wire_step_buttons(page, tab, step, prev_btn, next_btn, play_btn, speed)
     return tab
 
 
-def wire_step_buttons(page: Page, tab: TabView, step, prev_btn, next_btn, play_btn, timer, speed) -> None:
-    """Previous / Next (and the ← → keys, which click them), Play / Pause with a timer at the chosen speed.
-    Each moves the slider and draws that step in one event."""
+# Play's clock, in the browser: every `secs` it clicks Next, the same one event as a click of the button (the step
+# moved and drawn at once), and never sends the next step before the last one is on screen. A gr.Timer ticked
+# through the queue instead, and Gradio drops a tick while the one before is still on its way: once a step took
+# as long as the interval, Play went at 2, 3 s a step for 1. Here the clicks keep their rhythm (one every `secs`
+# from Play, not `secs` after each answer); a step that comes late holds the next click until it is on screen,
+# and the time lost is made up over the next clicks (none sooner than half a step after the one before). At the
+# last step it stops and hands the button back to the server (Pause). `window.__stepPlayer`, made by whichever
+# of the events below runs first.
+PLAYER_JS = """const P = window.__stepPlayer || (window.__stepPlayer = (() => {
+  let on = false, secs = 1, timer = null, grid = 0, sent = null;
+  const shown = () => {   // the step on screen and the number of steps, as the step line says
+    const m = ((document.getElementById('step-info') || {}).textContent || '').match(/Step (\\d+) of (\\d+)/);
+    return m ? [+m[1], +m[2]] : null;
+  };
+  const later = (ms) => { clearTimeout(timer); timer = setTimeout(tick, Math.max(0, ms)); };
+  function tick() {
+    timer = null;
+    if (!on) return;
+    const now = performance.now(), s = shown(), next = document.getElementById('next-step');
+    if (!s || !next || document.visibilityState !== 'visible') return later(100);
+    if (sent && s[0] === sent.from && now - sent.at < 5000) return later(20);   // the last step is not drawn yet
+    if (s[0] >= s[1]) {   // the end: Play again (the server's Pause → Play)
+      on = false; sent = null;
+      const b = document.getElementById('play-step');
+      if (b && b.textContent.includes('Pause')) b.click();
+      return;
+    }
+    next.click();
+    sent = {from: s[0], at: now};
+    grid += secs * 1000;                                    // the next beat of the rhythm started at Play
+    if (grid < now) grid = now + secs * 1000;               // a whole step behind (a stall): a new rhythm
+    later(Math.max(grid, now + secs * 500) - performance.now());   // a late step's time made up, none under half
+  }
+  return {
+    set(play, s) {
+      secs = Number(s) > 0 ? Number(s) : secs;
+      if (play && !on) { on = true; sent = null; grid = performance.now() + secs * 1000; later(secs * 1000); }
+      if (!play) { on = false; sent = null; clearTimeout(timer); timer = null; }
+    },
+    speed(s) { if (Number(s) > 0) secs = Number(s); },
+    get playing() { return on; },
+  };
+})());"""
+
+
+def wire_step_buttons(page: Page, tab: TabView, step, prev_btn, next_btn, play_btn, speed) -> None:
+    """Previous / Next (and the ← → keys, which click them), Play / Pause at the chosen speed (PLAYER_JS: the
+    browser clicks Next). Each moves the slider and draws that step in one event."""
     def moved_to(trace, new_step, values):
         return (new_step, *tab.draw(trace, new_step, *values))
 
@@ -85,28 +129,27 @@ def wire_step_buttons(page: Page, tab: TabView, step, prev_btn, next_btn, play_b
             return moved_to(trace, max(1, min(n, int(step_v or 1) + delta)) if n else 1, values)
         return go
 
-    def tick(trace, step_v, *values):
+    def toggle_play(trace, step_v, label, *values):
+        """Play (from step 1 when at the end) or Pause: the button's label; the browser's clock follows it."""
         n = views.n_steps(trace)
-        if not n or int(step_v or 1) >= n:
-            return (gr.update(), gr.Timer(active=False), "▶ Play", *[gr.skip()] * len(tab.outputs))
-        new_step, *drawn = moved_to(trace, int(step_v) + 1, values)
-        return (new_step, gr.update(), gr.update(), *drawn)
-
-    def toggle_play(trace, step_v, label, interval, *values):
-        n = views.n_steps(trace)
-        if label.startswith("▶") and n > 1:
-            new_step, *drawn = moved_to(trace, 1 if int(step_v or 1) >= n else int(step_v or 1), values)
-            return (new_step, gr.Timer(value=float(interval or PLAY_INTERVAL_S), active=True), "⏸ Pause", *drawn)
-        return (gr.update(), gr.Timer(active=False), "▶ Play", *[gr.skip()] * len(tab.outputs))
+        if str(label or "").startswith("▶") and n > 1:
+            if int(step_v or 1) >= n:
+                return ("⏸ Pause", *moved_to(trace, 1, values))
+            return ("⏸ Pause", gr.skip(), *[gr.skip()] * len(tab.outputs))
+        return ("▶ Play", gr.skip(), *[gr.skip()] * len(tab.outputs))
 
     ins, rest = [page.trace, step], [*tab.controls[1:], *page.look]
     quiet = dict(api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
     prev_btn.click(shift(-1), [*ins, *rest], [step, *tab.outputs], **quiet)
     next_btn.click(shift(+1), [*ins, *rest], [step, *tab.outputs], **quiet)
-    play_btn.click(toggle_play, [*ins, play_btn, speed, *rest], [step, timer, play_btn, *tab.outputs], **quiet)
-    timer.tick(tick, [*ins, *rest], [step, timer, play_btn, *tab.outputs], **quiet)
-    speed.change(lambda v: gr.Timer(value=float(v or PLAY_INTERVAL_S)), speed, timer, api_visibility="undocumented",
-                 queue=False)
+    in_browser = dict(api_visibility="private", queue=False, show_progress="hidden")
+    # Pause stops the clock at once (no Next while the server answers); the label the server gives starts or stops it
+    play_btn.click(toggle_play, [*ins, play_btn, *rest], [play_btn, step, *tab.outputs],
+                   js=f"(...args) => {{ {PLAYER_JS} if (String(args[2]).includes('Pause')) P.set(false); return args; }}",
+                   **quiet).then(None, [play_btn, speed], None,
+                                 js=f"(label, secs) => {{ {PLAYER_JS} P.set(String(label).includes('Pause'), secs); }}",
+                                 **in_browser)
+    speed.change(None, speed, None, js=f"(secs) => {{ {PLAYER_JS} P.speed(secs); }}", **in_browser)
 
 
 def what_if_callback(translator: Translator):
@@ -162,11 +205,14 @@ def build_what_if(page: Page, step):
         s = trace.steps[views.clamp(step_v or 1, 1, len(trace.steps)) - 1]
         return gr.update(choices=[(f"{p}  ({q:.1%})", p) for p, q in zip(s.topk_pieces, s.topk_probs)], value=None)
 
-    def go_back(original):
+    def go_back(original, step_v):
+        """The original again, at the step on screen (the last of its own when it is shorter): the next What if
+        starts where you were."""
         if original is None:
             gr.Warning("Translate a sentence first.")
             return (gr.update(),) * 5
-        return original, "", original.translation, slider_update(len(original.steps)), views.pieces_html(original)
+        return (original, "", original.translation, slider_update(len(original.steps), int(step_v or 1)),
+                views.pieces_html(original))
 
     cand.change(lambda c: c if c else gr.update(), cand, piece, **quiet)
     page.model_events.append(go_btn.click(
@@ -175,7 +221,7 @@ def build_what_if(page: Page, step):
         api_visibility="undocumented", concurrency_id="model"))
     gr.api(what_if_api(page.translator), api_name="what_if", concurrency_id="model")
     for back in (back_btn, page.back):
-        page.model_events.append(back.click(go_back, page.original,
+        page.model_events.append(back.click(go_back, [page.original, step],
                                             [page.trace, page.viewing, page.french, step, page.pieces], **quiet))
     return cand, candidates
 
