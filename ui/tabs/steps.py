@@ -74,29 +74,32 @@ def build_steps_tab(page: Page) -> TabView:
 
 # Play's clock, in the browser: every `secs` it clicks Next, the same one event as a click of the button (the step
 # moved and drawn at once), and never sends the next step before the last one is on screen. A gr.Timer ticked
-# through the queue instead, and Gradio drops a tick while the one before is still on its way: once a step took
-# as long as the interval, Play went at 2, 3 s a step for 1. Here the clicks keep their rhythm (one every `secs`
-# from Play, not `secs` after each answer); a step that comes late holds the next click until it is on screen,
-# and the time lost is made up over the next clicks (none sooner than half a step after the one before). At the
-# last step it stops and hands the button back to the server (Pause). `window.__stepPlayer`, made by whichever
-# of the events below runs first.
+# through the queue instead, and Gradio's page skips a tick while the one before is still pending (trigger_mode
+# "once"): as a step's answer neared the interval (a busy server), Play slowed to 1.4, then 2 s a step for 1
+# (measured with 0.7 and 1 s added to each answer). Here the clicks keep their rhythm (one every `secs`
+# from the press of Play, not `secs` after each answer); a step that comes late holds the next click until it is
+# on screen, and the time lost is made up over the next clicks (none sooner than half a step after the one
+# before). The first click waits for the server's Pause (which brings step 1 when Play starts at the end); at the
+# last step it stops and hands the button back to the server (Pause → Play). `window.__stepPlayer`, made by
+# whichever of the events below runs first.
 PLAYER_JS = """const P = window.__stepPlayer || (window.__stepPlayer = (() => {
   let on = false, secs = 1, timer = null, grid = 0, sent = null;
   const shown = () => {   // the step on screen and the number of steps, as the step line says
     const m = ((document.getElementById('step-info') || {}).textContent || '').match(/Step (\\d+) of (\\d+)/);
     return m ? [+m[1], +m[2]] : null;
   };
+  const playing = () => ((document.getElementById('play-step') || {}).textContent || '').includes('Pause');
   const later = (ms) => { clearTimeout(timer); timer = setTimeout(tick, Math.max(0, ms)); };
   function tick() {
     timer = null;
     if (!on) return;
     const now = performance.now(), s = shown(), next = document.getElementById('next-step');
-    if (!s || !next || document.visibilityState !== 'visible') return later(100);
+    if (!s || !next || document.visibilityState !== 'visible') return later(100);   // the step view not shown
+    if (!playing()) return later(20);                                        // the server's Pause not here yet
     if (sent && s[0] === sent.from && now - sent.at < 5000) return later(20);   // the last step is not drawn yet
-    if (s[0] >= s[1]) {   // the end: Play again (the server's Pause → Play)
+    if (s[0] >= s[1]) {   // the end: the button back to Play (the server's Pause → Play)
       on = false; sent = null;
-      const b = document.getElementById('play-step');
-      if (b && b.textContent.includes('Pause')) b.click();
+      document.getElementById('play-step').click();
       return;
     }
     next.click();
@@ -106,13 +109,12 @@ PLAYER_JS = """const P = window.__stepPlayer || (window.__stepPlayer = (() => {
     later(Math.max(grid, now + secs * 500) - performance.now());   // a late step's time made up, none under half
   }
   return {
-    set(play, s) {
+    set(play, s) {   // Play pressed (the clock from now), or the server's label: Pause keeps it going, Play stops it
       secs = Number(s) > 0 ? Number(s) : secs;
       if (play && !on) { on = true; sent = null; grid = performance.now() + secs * 1000; later(secs * 1000); }
       if (!play) { on = false; sent = null; clearTimeout(timer); timer = null; }
     },
     speed(s) { if (Number(s) > 0) secs = Number(s); },
-    get playing() { return on; },
   };
 })());"""
 
@@ -129,7 +131,7 @@ def wire_step_buttons(page: Page, tab: TabView, step, prev_btn, next_btn, play_b
             return moved_to(trace, max(1, min(n, int(step_v or 1) + delta)) if n else 1, values)
         return go
 
-    def toggle_play(trace, step_v, label, *values):
+    def toggle_play(trace, step_v, label, _speed, *values):
         """Play (from step 1 when at the end) or Pause: the button's label; the browser's clock follows it."""
         n = views.n_steps(trace)
         if str(label or "").startswith("▶") and n > 1:
@@ -143,9 +145,10 @@ def wire_step_buttons(page: Page, tab: TabView, step, prev_btn, next_btn, play_b
     prev_btn.click(shift(-1), [*ins, *rest], [step, *tab.outputs], **quiet)
     next_btn.click(shift(+1), [*ins, *rest], [step, *tab.outputs], **quiet)
     in_browser = dict(api_visibility="private", queue=False, show_progress="hidden")
-    # Pause stops the clock at once (no Next while the server answers); the label the server gives starts or stops it
-    play_btn.click(toggle_play, [*ins, play_btn, *rest], [play_btn, step, *tab.outputs],
-                   js=f"(...args) => {{ {PLAYER_JS} if (String(args[2]).includes('Pause')) P.set(false); return args; }}",
+    # The clock starts at the press of Play (its first click waits for the server's Pause) and Pause stops it at
+    # once; the label the server gives back stops it if Play was refused (nothing to play).
+    play_btn.click(toggle_play, [*ins, play_btn, speed, *rest], [play_btn, step, *tab.outputs],
+                   js=f"(...args) => {{ {PLAYER_JS} P.set(!String(args[2]).includes('Pause'), args[3]); return args; }}",
                    **quiet).then(None, [play_btn, speed], None,
                                  js=f"(label, secs) => {{ {PLAYER_JS} P.set(String(label).includes('Pause'), secs); }}",
                                  **in_browser)
