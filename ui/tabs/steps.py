@@ -41,26 +41,31 @@ def build_steps_tab(page: Page) -> TabView:
     with gr.Row():
         topk_plot = gr.Plot(show_label=False, label="Next-token probabilities", elem_id="topk-plot")
         cross_plot = gr.Plot(show_label=False, label="Cross-attention over the source", elem_id="cross-step-plot")
-    cand, candidates = build_what_if(page, step)      # right under the step it changes
+    cand, candidates, whatif_acc = build_what_if(page, step)      # right under the step it changes
     cross_steps = gr.Plot(show_label=False, label="Cross-attention, steps so far", elem_id="cross-steps-plot")
-    kv_html = kv_cache_accordion()
+    kv_html, kv_acc = kv_cache_accordion()
     code_panel(trace_greedy)
+    # Whether the What if? and KV cache panels are open: folded (as they open), a step does not build what they
+    # show (a Translate of a room of 100 students, 100 candidate lists and cache tables fewer); opened, they draw.
+    whatif_open, kv_open = gr.State(False), gr.State(False)
 
     @safe_view
-    def draw_step(trace, step_v, layer_v, head_v, look, large, scale, narrow=False):
-        """A step's figures, and with them its KV cache, its what-if candidates and the step for the API."""
+    def draw_step(trace, step_v, layer_v, head_v, whatif_v, kv_v, look, large, scale, narrow=False):
+        """A step's figures, and with them its KV cache and its what-if candidates when their panels are open."""
         lk = look_of(look, large, scale, narrow)
         if trace is None:
             return (f"<i>{NO_TRACE}</i>", *no_trace(lk, 3), f"<i>{NO_TRACE}</i>", candidates(None, 1))
         args = (trace, int(step_v or 1), int(layer_v or 1), head_v, lk)
-        return (*views.step_view(*args), views.cross_steps_figure(*args), kv_view(trace, page.cfg, args[1]),
-                candidates(trace, args[1]))
+        return (*views.step_view(*args), views.cross_steps_figure(*args),
+                kv_view(trace, page.cfg, args[1]) if kv_v else None,       # None: an empty value costs Gradio least
+                candidates(trace, args[1]) if whatif_v else None)
 
     def fit(trace):
         """A new translation is the original now (a what-if branch or your French is not)."""
         return trace, ""
 
-    tab = TabView(draw_step, [step, layer, head], [step_info, topk_plot, cross_plot, cross_steps, kv_html, cand],
+    tab = TabView(draw_step, [step, layer, head, whatif_open, kv_open],
+                  [step_info, topk_plot, cross_plot, cross_steps, kv_html, cand],
                   [Fit(fit, [], [page.original, page.viewing], after_branch=False, deferrable=False)])
     tab.link = dict(step=step, layer=layer, head=head)
     # The step's figures come in the same event that moves the slider (Previous, Next, the keys, Play), so they
@@ -68,6 +73,11 @@ def build_steps_tab(page: Page) -> TabView:
     step.input(**one_hop(tab.draw, tab.inputs(page), tab.outputs), api_name="step_view", show_progress="hidden",
                trigger_mode="always_last", concurrency_id="draw")
     tab.redraw_on(page, [layer, head], show_progress="hidden")
+    for acc, opened in ((whatif_acc, whatif_open), (kv_acc, kv_open)):
+        acc.expand(lambda: True, None, opened, api_visibility="undocumented", queue=False).then(
+            **one_hop(tab.draw, tab.inputs(page), tab.outputs), api_visibility="undocumented", show_progress="hidden",
+            concurrency_id="draw")
+        acc.collapse(lambda: False, None, opened, api_visibility="undocumented", queue=False)
     wire_step_buttons(page, tab, step, prev_btn, next_btn, play_btn, speed)
     return tab
 
@@ -191,9 +201,9 @@ def what_if_api(translator: Translator):
 
 def build_what_if(page: Page, step):
     """Under the step view: take another candidate (or a typed piece) at this step, continue greedily,
-    compare with the original, and go back. Returns the candidate picker, the step as a number, and the
-    function that lists a step's candidates (the step tab updates both with every step)."""
-    with gr.Accordion("What if? Take another piece at this step", open=False, elem_id="whatif-acc"):
+    compare with the original, and go back. Returns the candidate picker, the function that lists a step's
+    candidates (the step tab updates the picker with every step while the panel is open) and the panel."""
+    with gr.Accordion("What if? Take another piece at this step", open=False, elem_id="whatif-acc") as acc:
         with gr.Row():
             cand = gr.Dropdown([], value=None, label="Another candidate at this step", elem_id="whatif-cand", scale=2)
             piece = gr.Textbox(label="…or type a piece (as the step view shows it)", elem_id="whatif-piece",
@@ -226,12 +236,13 @@ def build_what_if(page: Page, step):
     for back in (back_btn, page.back):
         page.model_events.append(back.click(go_back, [page.original, step],
                                             [page.trace, page.viewing, page.french, step, page.pieces], **quiet))
-    return cand, candidates
+    return cand, candidates, acc
 
 
 def kv_cache_accordion():
-    """The Step-by-step tab's KV-cache panel (collapsed): what is cached at this step, and what it saves."""
-    with gr.Accordion("KV cache at this step", open=False):
+    """The Step-by-step tab's KV-cache panel (collapsed): what is cached at this step, and what it saves. Returns
+    its table and the panel."""
+    with gr.Accordion("KV cache at this step", open=False) as acc:
         gr.Markdown(
             "Decoding feeds one new piece per step: each decoder layer appends its key and value to the cache and "
             "reuses the earlier ones; the cross-attention keys and values of the source are computed once. "
@@ -245,7 +256,7 @@ def kv_cache_accordion():
             "Biases and layer norms are left out.")
         out = gr.HTML(elem_id="kv-cache")
         code_panel(MultiHeadAttention.forward, why_views.kv_macs)
-    return out
+    return out, acc
 
 
 def kv_view(trace, cfg: ModelConfig, step: int) -> str:
