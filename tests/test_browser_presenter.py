@@ -49,9 +49,9 @@ def test_presenter_mode_keeps_every_main_figure_in_the_top_of_the_screen(browser
 
 
 def test_presenter_mode_shows_a_classics_line_and_the_notes_whole(browser, app_url):
-    """The piece rows keep to one line in presenter mode; the line on a classic and the notes are prose and wrap
-    (the longest classic's line, at 1920 px), what the data holds of it is left to the lecturer, and the step
-    figure still starts in the top of the screen."""
+    """The line on a classic and the notes are prose and wrap in presenter mode (the longest classic's line, at
+    1920 px; the piece rows wrap too: tests/test_browser_projector.py), what the data holds of it is left to the
+    lecturer, and the step figure still starts in the top of the screen."""
     from transformer.examples import CLASSICS
     longest = max(CLASSICS, key=lambda c: len(c.source) + len(c.look))
     assert longest.in_data

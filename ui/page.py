@@ -97,7 +97,7 @@ def look_of(look: str, large: bool, scale: str, narrow: bool = False) -> views.L
 
 def no_trace(lk: views.Look, n_figures: int, *extra):
     """What a view shows before the first translation: a note in every figure."""
-    return (*[empty_figure(NO_TRACE, lk.dark) for _ in range(n_figures)], *extra)
+    return (*[empty_figure(NO_TRACE, lk.dark, lk.font) for _ in range(n_figures)], *extra)
 
 
 def caption(text: str) -> gr.Markdown:

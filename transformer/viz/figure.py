@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from ..config import LABEL_MAX_CHARS
 from .style import BASE_FONT, MASK_COLOR, MASK_COLOR_GREYS
+from .presenter import for_large, presenter
 
 
 def _stops(colors: Sequence[str]) -> list:
@@ -107,8 +108,9 @@ def short(label: str, n: int = LABEL_MAX_CHARS) -> str:
 
 
 def grow(height: int, font_size: int) -> int:
-    """A height drawn for the normal type size, grown in proportion for presenter mode."""
-    return int(height * max(1.0, font_size / BASE_FONT))
+    """A height drawn for the normal type size, grown for presenter mode's larger type: half as fast as the type
+    (twice the type, 1.5 × the height), whose own room is in the margins, which grow with it."""
+    return int(height * max(1.0, 1 + 0.5 * (font_size / BASE_FONT - 1)))
 
 
 def label_room(labels: Sequence[str], font_size: int, angle: float = 45) -> int:
@@ -200,7 +202,10 @@ def figure_json(fig: go.Figure) -> str:
 
 def fast_figure(data: list, layout: dict, dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> go.Figure:
     types = tuple(sorted({d.get("type", "scatter") for d in data}))
-    return figure_from_dicts(data, {**style_dict(dark, font_size, height, title, types), **layout})  # a view's margin wins
+    layout = {**style_dict(dark, font_size, height, title, types), **layout}   # a view's margin wins
+    if presenter(font_size):
+        for_large(data, layout)           # for a projector: no text under PRESENTER_FONT (presenter.py)
+    return figure_from_dicts(data, layout)
 
 
 @functools.lru_cache(maxsize=64)
@@ -252,9 +257,11 @@ def for_narrow(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def empty_figure(message: str, dark: bool = False, font_size: int = 16) -> go.Figure:
+def empty_figure(message: str, dark: bool = False, font_size: int = BASE_FONT) -> go.Figure:
+    """A figure that only says what to do first, a little larger than the figures' type (the look's: presenter
+    mode's in presenter mode)."""
     note = dict(text=esc(message), x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
-                font=dict(size=font_size + 2))
+                font=dict(size=font_size + 4))
     layout = dict(annotations=[note], xaxis=dict(visible=False), yaxis=dict(visible=False),
                   plot_bgcolor="rgba(0,0,0,0)")
     return fast_figure([], layout, dark, font_size, 160, None)

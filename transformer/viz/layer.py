@@ -9,6 +9,7 @@ import numpy as np
 from ..why import LayerParts
 from . import figure
 from .style import PALETTE
+from .presenter import presenter
 
 
 def layer_figure(parts: LayerParts, dark: bool, font_size: int):
@@ -39,7 +40,22 @@ def layer_figure(parts: LayerParts, dark: bool, font_size: int):
                   yaxis3=dict(anchor="x3", title=dict(text="ReLU output")))
     title = (f"Inside {parts.stack} layer {parts.layer} at «{figure.esc(parts.piece)}»: residual stream · "
              f"LayerNorm · feed-forward ({parts.firing} of {len(parts.hidden)} units fire)")
-    return figure.fast_figure(data, layout, dark, font_size, figure.grow(520, font_size), title)
+    height = figure.grow(520, font_size)
+    if presenter(font_size):   # a projector: two panels side by side, the feed-forward's below, the legend under all
+        panel, legend = 13 * font_size, 5 * font_size                 # 3 rows of legend at the type size
+        gap = 4 * font_size                                           # the upper panels' labels and the title below
+        top = figure.top_margin(font_size, title)
+        height = top + 2 * panel + gap + legend + 10
+        y = lambda px: round(1 - px / (height - top - legend - 10), 4)   # noqa: E731  (px down from the plot's top)
+        layout.update(xaxis=dict(domain=[0, 0.44]), yaxis=dict(domain=[y(panel), 1], title=dict(text="vector length")),
+                      xaxis2=dict(domain=[0.56, 1], anchor="y2"),
+                      yaxis2=dict(domain=[y(panel), 1], anchor="x2", title=dict(text="over d_model")),
+                      xaxis3=dict(domain=[0, 1], anchor="y3", type="log", dtick=1,   # 1, 10, 100: full-size
+                                  title=dict(text="unit (rank)")),
+                      yaxis3=dict(domain=[0, y(panel + gap)], anchor="x3", title=dict(text="ReLU output")),
+                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
+                      margin=dict(l=10, r=10, t=top, b=legend + 10))
+    return figure.fast_figure(data, layout, dark, font_size, height, title)
 
 
 def layer_text(parts: LayerParts) -> str:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..replay import Replay
 from . import figure, plots
+from .presenter import legend_below
 from .views import AXIS_TITLES, KIND_TITLES, Look, clamp, head_choice
 
 
@@ -88,7 +89,11 @@ def loss_curve(replay: Replay, example: int, point: int, look: Look):
     layout = dict(xaxis=dict(type="log", dtick=1, title=dict(text="training step (log scale)")),   # 10, 100, 1000…
                   yaxis=dict(title=dict(text="cross-entropy"), rangemode="tozero"),
                   legend=dict(orientation="h", y=-0.3), shapes=shapes)
-    return figure.fast_figure(data, layout, look.dark, look.font, 320 + 4 * look.font, "Loss as training went on")
+    title, height = "Loss as training went on", 320 + 4 * look.font
+    if look.large:      # the legend under the axis title, not over it (presenter.py)
+        height = legend_below(layout, look.font, figure.top_margin(look.font, title), 8 * look.font,
+                              int(3.2 * look.font), rows=2)
+    return figure.fast_figure(data, layout, look.dark, look.font, height, title)
 
 
 def learning_view(replay: Optional[Replay], example: int, point: int, kind: str, layer: int, head, look: Look,

@@ -19,6 +19,7 @@ from .style import MASK_COLOR, QUERY_OUTLINE
 from .analysis import HeadSteps
 from .figure import (DEFAULT_SCALE, GRID_UNITS, SCORE_SCALE, cat_ticks, colorscale_for, esc, esc_all, f32, fast_figure,
                      grow, heatmap_height, label_room, mask_color, mask_hatch, numbered, thousandths, ticks, top_margin)
+from .presenter import presenter, smaller
 
 def grid_cells(z: np.ndarray, masked: Optional[np.ndarray]) -> list[dict]:
     """A small multiple's cells as heatmap traces (drawn in this order, the same colours), by position from 1:
@@ -90,7 +91,7 @@ def grid_axes(n: int, x0: float, y1: float, w: float, h: float) -> dict:
 
 def grid_label(text: str, x: float, y: float, xanchor: str, yanchor: str, font_size: int) -> dict:
     return dict(text=text, x=x, y=y, xref="paper", yref="paper", xanchor=xanchor, yanchor=yanchor, showarrow=False,
-                font=dict(size=max(9, font_size - 1)))
+                font=dict(size=smaller(font_size, 1, 9)))
 
 
 def attention_grid(
@@ -160,7 +161,8 @@ def topk_bar(pieces: Sequence[str], probs: Sequence[float], chosen: int = 0, tit
                hovertemplate="%{customdata}: %{x:.2%}<extra></extra>", cliponaxis=False)
     layout = dict(yaxis=dict(autorange="reversed", **ticks(pieces)),
                   xaxis=dict(range=[0, 1.15], tickformat=".0%"))   # the title says these are probabilities
-    height = top_margin(font_size, title) + int(1.8 * font_size) * max(len(labels), 3) + int(1.5 * font_size) + 20
+    per_bar = 1.35 if presenter(font_size) else 1.8     # presenter mode: the step's two figures on one screen
+    height = top_margin(font_size, title) + int(per_bar * font_size) * max(len(labels), 3) + int(1.5 * font_size) + 20
     return fast_figure([bar], layout, dark, font_size, height, title)
 
 
@@ -176,7 +178,8 @@ def source_attention_bar(src_pieces: Sequence[str], weights: Sequence[float], ti
                hovertemplate="source %{x}: %{y:.3f}<extra></extra>")
     layout = dict(xaxis=dict(tickangle=-45, **cat_ticks(x)),
                   yaxis=dict(title=dict(text="attention"), range=[0, 1], autorange=False, fixedrange=True))
-    height = top_margin(font_size, title) + grow(205, font_size) + label_room(x, font_size)
+    plot = 9 * font_size if presenter(font_size) else grow(205, font_size)   # presenter: beside the top-k, on screen
+    height = top_margin(font_size, title) + plot + label_room(x, font_size)
     return fast_figure([bar], layout, dark, font_size, height, title)
 
 
@@ -223,7 +226,7 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
     heat = dict(type="heatmap", z=f32(values, 3), x=x, y=y, customdata=full, colorscale=colorscale, zmin=0, zmax=1,
                 colorbar=dict(title=dict(text=value_name), thickness=12), xgap=2, ygap=2,
                 hovertemplate="%{y}, %{x}<br>" + value_name + ": %{z:.2f}<br>%{customdata}<extra></extra>")
-    size = max(10, min(font_size, int(font_size * 7 / max(H, 1))))
+    size = font_size if presenter(font_size) else max(10, min(font_size, int(font_size * 7 / max(H, 1))))
     notes = []
     for l in range(L):
         for h in range(H):
@@ -269,9 +272,12 @@ def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels
                steps.softmax if scaled else steps.softmax_unscaled, "coloraxis2")]
     q, k = numbered(query_labels), numbered(key_labels)
     Tq, Tk = len(q), len(k)
-    values = max(Tq, Tk) <= (CELL_VALUES_MAX_PIECES if columns == 2 else CELL_VALUES_MAX_PIECES // 2)   # fit a phone
+    large = presenter(font_size)     # a value at the projector's type takes two cells' room: half as many pieces
+    values = max(Tq, Tk) <= (CELL_VALUES_MAX_PIECES if columns == 2 and not large else CELL_VALUES_MAX_PIECES // 2)
     rows = 4 // columns
     row = max(12, int(1.0 * font_size))
+    if large:   # rows a label high while they fit (Plotly labels every other one past that), a value high with values
+        row = int((1.8 if values else 1.25 if max(Tq, Tk) <= 16 else 0.85) * font_size)
     panel, title_h, xlab = row * max(Tq, 4), int(1.3 * font_size), label_room(k, font_size, 60 if columns == 2 else 90)
     between = title_h + (xlab if columns == 1 else 0)     # stacked: every panel keeps its key labels
     top = top_margin(font_size, title) + title_h
@@ -292,7 +298,7 @@ def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels
                   hovertemplate=f"{name}<br>query %{{y}} · key %{{x}}: %{{z:.3f}}<extra></extra>")
         if values:
             tr.update(texttemplate="%{z:.2f}" if axis == "coloraxis2" else "%{z:.1f}",
-                      textfont=dict(size=max(10, font_size - 2)))
+                      textfont=dict(size=smaller(font_size, 2, 10)))
         data.append(tr)
         layout[f"xaxis{c}"] = dict(domain=[round(x0, 6), round(x0 + w, 6)], anchor=f"y{c}", showgrid=False,
                                    tickangle=-60 if columns == 2 else -90, showticklabels=columns == 1 or r == rows - 1,

@@ -15,7 +15,8 @@ from ..pieces import detokenize
 from ..steering import NORMALISATION_NOTE, BeamResult, ForcedResult
 from .figure import percent
 from ..trace import TranslationTrace
-from .figure import f32, fast_figure, ticks, esc, esc_all
+from .figure import f32, fast_figure, grow, ticks, top_margin, esc, esc_all
+from .presenter import presenter
 
 RANK_COLOURS = (("#0072B2", "the model's top choice"), ("#E69F00", "rank 2-5"), ("#D55E00", "rank 6 or worse"))
 BEAM_COLOURS = {"kept": "#0072B2", "finished": "#009E73", "pruned": "#999999", "final": "#E69F00"}
@@ -40,7 +41,7 @@ def forced_figure(pieces: Sequence[str], probs: Sequence[float], ranks: Sequence
                              "%{customdata[2]}<br>cross-entropy %{customdata[3]} nats<extra></extra>")
     layout = dict(xaxis=dict(title=dict(text="your French, piece by piece (&lt;/s&gt; last)"), tickangle=-45, **ticks(pieces)),
                   yaxis=dict(title=dict(text="probability"), range=[0, 1.12], tickformat=".0%"), showlegend=False)
-    return fast_figure([bar], layout, dark, font_size, 400, title)
+    return fast_figure([bar], layout, dark, font_size, grow(400, font_size), title)
 
 
 def rank_chips(result: ForcedResult) -> str:
@@ -140,7 +141,29 @@ def beam_tree_figure(result: BeamResult, dark: bool = False, font_size: int = 14
                   yaxis=dict(title=dict(text="candidates (best score on top)"), showticklabels=False, zeroline=False),
                   legend=dict(orientation="h", y=-0.15))
     title = f"Beam search, width {result.beam}: {len(result.nodes)} candidates weighed"
+    if presenter(font_size):
+        return _beam_tree_downwards(data, title, dark, font_size, n_rows)
     return fast_figure(data, layout, dark, font_size, int(min(1000, 260 + 2.6 * font_size * n_rows)), title)
+
+
+def _beam_tree_downwards(data: list, title: str, dark: bool, font_size: int, n_rows: int) -> go.Figure:
+    """Presenter mode: the same tree grown downwards, a step a line of type and the candidates side by side (best
+    on the left), so that every piece is written whole at the projector's type, beside its marker; the legend
+    in a line of its own under it."""
+    for trace in data:
+        xs, ys = trace["x"], trace["y"]
+        trace["x"] = [None if v is None else -v for v in ys]      # rank 0 (best) on the left
+        trace["y"] = xs
+        if "text" in trace:
+            trace.update(textposition="middle right", cliponaxis=False)
+    steps = max((v for trace in data for v in trace["y"] if v is not None), default=1)
+    top, bottom = top_margin(font_size, title), int(4.6 * font_size) + 10
+    layout = dict(yaxis=dict(title=dict(text="decoding step"), dtick=1, zeroline=False, range=[steps + 0.5, -0.5]),
+                  xaxis=dict(title=dict(text="candidates (best score on the left)"), showticklabels=False,
+                             zeroline=False, range=[-0.3, max(n_rows, 3) - 0.2]),
+                  legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
+                  margin=dict(l=10, r=10, t=top, b=bottom))
+    return fast_figure(data, layout, dark, font_size, top + bottom + int(1.6 * font_size) * (steps + 1), title)
 
 
 def beam_html(result: BeamResult, greedy: Optional[str] = None) -> str:

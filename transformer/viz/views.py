@@ -19,6 +19,7 @@ from .. import examples
 from ..doubt import UNSURE_PIECE_P
 from ..trace import AttentionKind, AttentionMaps, TranslationTrace
 from . import analysis, figure, links, plots, positional_plots
+from .presenter import smaller
 
 KIND_TITLES = {
     "encoder": "Encoder self-attention",
@@ -246,7 +247,7 @@ def grid_figure(trace: TranslationTrace, kind: AttentionKind, shared: bool, look
         scale += "; grey = masked"
     return plots.attention_grid(maps.probs, query_labels(trace, maps), maps.keys,
                                 f"{KIND_TITLES[kind]}: every layer × head ({scale})", maps.future, shared,
-                                look.colorscale, look.dark, max(11, look.font - 2))
+                                look.colorscale, look.dark, smaller(look.font, 2, 11))
 
 
 def summary_view(trace: TranslationTrace, kind: AttentionKind, look: Look):
@@ -303,7 +304,7 @@ def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, 
     qi = clamp(query, 1, len(q)) - 1
     fig = plots.inside_head_figure(steps, q, k, trace.d_head, scaled=not unscaled,
                                    title=f"Inside {KIND_TITLES[kind].lower()}, layer {layer}, head {h + 1} (d_k = {trace.d_head}): QKᵀ, ÷√d_k, mask, softmax",
-                                   dark=look.dark, font_size=max(11, look.font - 1), colorscale=look.colorscale,
+                                   dark=look.dark, font_size=smaller(look.font, 1, 11), colorscale=look.colorscale,
                                    query=qi, columns=1 if look.narrow else 2)
     sm_s, sm_u = steps.softmax[qi], steps.softmax_unscaled[qi]
     row = plots.softmax_temperature_figure(steps.scaled[qi], sm_u, sm_s, k,

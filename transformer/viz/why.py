@@ -13,6 +13,7 @@ from ..config import LINES_MIN_WEIGHT
 from .style import PALETTE
 from ..why import METHOD_TITLES, Attribution, HeadVectors, InputParts, Lens
 from . import figure, plots
+from .presenter import legend_below, presenter
 
 ROW_PX, COL_GAP = 24, 260    # the lines view: row height and the distance between the two columns
 
@@ -103,7 +104,11 @@ def agreement_figure(attr: Attribution, cross_layer: np.ndarray, layer: int, dar
                   xaxis=dict(title=dict(text="target step"), tickangle=-45), legend=dict(orientation="h", y=-0.35))
     title = (f"Rank agreement with |{METHOD_TITLES[attr.method]}|: mean ρ {np.nanmean(mean):.2f} (heads' mean), "
              f"{np.nanmean(best):.2f} (best head)")
-    return figure.fast_figure(data, layout, dark, font_size, 420, title)
+    height = 420
+    if presenter(font_size):    # a projector: the legend in room of its own, under the (upright at worst) step labels
+        height = legend_below(layout, font_size, figure.top_margin(font_size, title), 12 * font_size,
+                              figure.label_room(x, font_size, 90) + int(1.5 * font_size), rows=2)
+    return figure.fast_figure(data, layout, dark, font_size, height, title)
 
 
 # ---------------------------------------------------------------- the vectors behind one score
@@ -120,7 +125,11 @@ def vectors_figure(hv: HeadVectors, qi: int, kj: int, dark: bool, font_size: int
              f"÷√d_k = {s / np.sqrt(len(q)):.3f} (the score in Inside one head)")
     layout = dict(barmode="group", xaxis=dict(title=dict(text=f"dimension of the head (d_k = {len(q)})")),
                   legend=dict(orientation="h", y=-0.25))
-    return figure.fast_figure(data, layout, dark, font_size, 420, title)
+    height = 420
+    if presenter(font_size):
+        height = legend_below(layout, font_size, figure.top_margin(font_size, title), 10 * font_size,
+                              3 * font_size + 10, rows=2)
+    return figure.fast_figure(data, layout, dark, font_size, height, title)
 
 
 def input_figure(parts: InputParts, i: int, dark: bool, font_size: int):
@@ -143,8 +152,13 @@ def input_figure(parts: InputParts, i: int, dark: bool, font_size: int):
         notes.append(dict(text=f"<b>{figure.esc(name)}</b>", x=0, y=y1, xref="paper", yref="paper", xanchor="left",
                           yanchor="bottom", showarrow=False))
     layout.update(annotations=notes, showlegend=False, bargap=0)
-    return figure.fast_figure(data, layout, dark, font_size, figure.grow(520, font_size),
-                              f"The model's input for '{figure.esc(parts.pieces[i])}' (position {i})")
+    title = f"The model's input for '{figure.esc(parts.pieces[i])}' (position {i})"
+    height = figure.grow(520, font_size)
+    if presenter(font_size):    # the first panel's name a line of its own under the title
+        name_h = int(1.3 * font_size)
+        layout["margin"] = dict(l=10, r=10, t=figure.top_margin(font_size, title) + name_h, b=10)
+        height += name_h
+    return figure.fast_figure(data, layout, dark, font_size, height, title)
 
 
 # ---------------------------------------------------------------- the KV cache
@@ -187,7 +201,7 @@ def attribution_views(trace, attrs: Sequence[Attribution], layer: int, look):
     cross = trace.cross.probs[min(max(layer, 1), trace.cross.layers) - 1]          # (heads, T, S)
     font = look.font
     heat = lambda m: (attribution_heatmap(by[m], look.dark, font) if m in by
-                      else figure.empty_figure("Not computed (method above).", look.dark))
+                      else figure.empty_figure("Not computed (method above).", look.dark, font))
     cross_fig = plots.attention_heatmap(cross.mean(0), [f"→ {p}" for p in trace.tgt_pieces], trace.src_pieces,
                                         f"Cross-attention, layer {layer}, mean over heads", colorscale=look.colorscale,
                                         dark=look.dark, font_size=font, xaxis_title="source piece",
@@ -240,7 +254,11 @@ def contrast_figure(trace, contrasts: Sequence[Attribution], plain: Sequence[Att
                   xaxis=dict(tickangle=-45, anchor="y2"))
     title = (f"Step {a0.step}: «{figure.esc(a0.tgt_pieces[0])}» rather than «{figure.esc(a0.rival)}» — "
              f"up: pieces that favour the choice, down: pieces that favour the rival")
-    return figure.fast_figure(data, layout, look.dark, look.font, figure.grow(620, look.font), title)
+    height = figure.grow(620, look.font)
+    if presenter(look.font):    # two entries a line of legend under the source's labels
+        height = legend_below(layout, look.font, figure.top_margin(look.font, title), 24 * look.font,
+                              figure.label_room(x, look.font, 90), rows=(len(data) + 1) // 2)
+    return figure.fast_figure(data, layout, look.dark, look.font, height, title)
 
 
 def contrast_caption(contrasts: Sequence[Attribution], trace) -> str:
@@ -278,17 +296,24 @@ def lens_figure(lens: Lens, step: int, dark: bool, font_size: int, colorscale: s
     the model finally chose (its rank in the cell); the chosen step is outlined."""
     x = [f"{t + 1}: {figure.esc(p)}" for t, p in enumerate(lens.chosen)]
     y = [f"layer {layer + 1}" for layer in range(lens.layers)]
-    text = [[f"#{int(r)}" for r in row] for row in lens.chosen_rank]
+    ranks = [[int(r) for r in row] for row in lens.chosen_rank]
+    text = [[f"#{r}" for r in row] for row in ranks]
     data = [dict(type="heatmap", z=lens.chosen_prob.round(4).tolist(), x=x, y=y, zmin=0, zmax=1, text=text,
-                 texttemplate="%{text}", colorscale=figure.colorscale_for(colorscale, dark),
+                 customdata=ranks, texttemplate="%{text}", colorscale=figure.colorscale_for(colorscale, dark),
                  colorbar=dict(title=dict(text="p")),
-                 hovertemplate="%{y}, step %{x}<br>p(chosen piece) = %{z:.3f}, rank %{text}<extra></extra>")]
+                 hovertemplate="%{y}, step %{x}<br>p(chosen piece) = %{z:.3f}, rank #%{customdata}<extra></extra>")]
+    if presenter(font_size):    # a rank at the type size in its cell ("99+" past 99), where a cell holds three digits
+        data[0].update(text=[[f"#{r}" if r <= 99 else "99+" for r in row] for row in ranks],
+                       textfont=dict(size=font_size))
+        if len(x) * 1.75 * font_size > 1600:                  # (1920 px: the cells of a longer translation)
+            data[0]["texttemplate"] = ""
     t = min(max(step, 1), len(lens.chosen)) - 1
     layout = dict(xaxis=dict(tickangle=-45, title=dict(text="step: the piece the model chose")),
                   yaxis=dict(title=dict(text="read after")),
                   shapes=[dict(type="rect", xref="x", yref="y", x0=t - 0.5, x1=t + 0.5, y0=-0.5, y1=lens.layers - 0.5,
                                line=dict(color="#D55E00", width=3))])
-    title = "If the decoder stopped after this layer: p of the piece it finally chose (#rank)"
+    title = ("If the decoder stopped after this layer: p of the piece it finally chose "
+             + ("(#rank)" if data[0]["texttemplate"] else "(its rank on hover)"))
     return figure.fast_figure(data, layout, dark, font_size, figure.grow(150 + 60 * lens.layers, font_size), title)
 
 

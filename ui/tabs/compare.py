@@ -74,9 +74,9 @@ def build_compare_tab(page: Page) -> TabView:
     def draw_compare(trace, variant_v, kind_v, layer_v, head_v, look, large, scale, narrow=False):
         lk = look_of(look, large, scale, narrow)
         if not names:
-            return (NOT_BUNDLED, *[empty_figure(NOT_BUNDLED, lk.dark) for _ in range(4)])
+            return (NOT_BUNDLED, *[empty_figure(NOT_BUNDLED, lk.dark, lk.font) for _ in range(4)])
         if trace is None:
-            return (NO_TRACE, *[empty_figure(NO_TRACE, lk.dark) for _ in range(4)])
+            return (NO_TRACE, *[empty_figure(NO_TRACE, lk.dark, lk.font) for _ in range(4)])
         return compare_view(trace.source.text, variant_v if variant_v in names else names[0], kind_v,
                             int(layer_v or 1), head_v, lk, str(page.translator.device))
 

@@ -48,7 +48,7 @@ def build_inside_tab(page: Page) -> TabView:
     def draw_inside(trace, kind_v, layer_v, head_v, query_v, unscaled_v, look, large, scale, narrow=False):
         lk = look_of(look, large, scale, narrow)
         if trace is None:
-            return no_trace(lk, 2, "", "", empty_figure(NO_TRACE, lk.dark))
+            return no_trace(lk, 2, "", "", empty_figure(NO_TRACE, lk.dark, lk.font))
         n_q = len(trace.attention(kind_v).queries)
         q = min(int(query_v or 1), n_q)
         parts = one_layer(page, trace, kind_v, int(layer_v or 1), q)

@@ -98,12 +98,12 @@ def build_steer_tab(page: Page) -> TabView:
     @safe_view
     def draw_steer(trace, forced_v, beam_v, look, large, scale, narrow=False):
         lk = look_of(look, large, scale, narrow)
-        f = (empty_figure("Type your French and press Score my French.", lk.dark) if forced_v is None else
+        f = (empty_figure("Type your French and press Score my French.", lk.dark, lk.font) if forced_v is None else
              steer_views.forced_figure([p.piece for p in forced_v.pieces], [p.probability for p in forced_v.pieces],
                                        [p.rank for p in forced_v.pieces], [p.top_piece for p in forced_v.pieces],
                                        "Probability of each of your pieces (rank when not the top choice)",
                                        lk.dark, lk.font))
-        b = (empty_figure("Press Run beam search.", lk.dark) if beam_v is None else
+        b = (empty_figure("Press Run beam search.", lk.dark, lk.font) if beam_v is None else
              steer_views.beam_tree_figure(beam_v, lk.dark, lk.font))
         return f, b
 

@@ -153,7 +153,7 @@ def build_attribution_view(page: Page) -> list:
     def draw_attribution(res, layer_v, look, large, scale, narrow=False):
         lk = look_of(look, large, scale, narrow)
         if res is None:
-            return ("", *[empty_figure("Press “Compute attribution”.", lk.dark) for _ in plots])
+            return ("", *[empty_figure("Press “Compute attribution”.", lk.dark, lk.font) for _ in plots])
         attrs = res["attributions"]          # the translator's cached objects: a room's 50 pages draw them once
         return drawn_once("attribution", attrs[0], (tuple(a.method for a in attrs), int(layer_v or 1), look,
                                                     large, scale, narrow),
@@ -195,7 +195,7 @@ def build_contrast_view(page: Page, method, layer, plain, numbers) -> list:
     def draw_contrast(res, plain_v, layer_v, look, large, scale, narrow=False):
         lk = look_of(look, large, scale, narrow)
         if res is None:
-            return "", empty_figure("Pick a step and a rival, then press “Why this and not that?”.", lk.dark)
+            return "", empty_figure("Pick a step and a rival, then press “Why this and not that?”.", lk.dark, lk.font)
         trace = res["trace"]
         same = plain_v is not None and plain_v["trace"].source.text == trace.source.text
         return (why_views.contrast_caption(res["contrasts"], trace),
