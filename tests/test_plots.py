@@ -593,3 +593,92 @@ def test_a_title_with_lines_of_its_own_has_each_long_line_wrapped_on_a_phone():
     lines = figure.for_narrow(fig).layout.title.text.split("<br>")
     assert lines[0] == "Baseline (the paper's choices)" and len(lines) == 3
     assert all(len(line) <= figure.NARROW_TITLE_CHARS for line in lines) and fig.layout.height > height
+
+
+LONG_PIECES = ("▁When ▁the ▁students ▁arrived ▁at ▁the ▁lecture ▁hall ▁this ▁morning , ▁the ▁professor ▁had ▁already "
+               "▁written ▁the ▁e qu ations ▁of ▁the ▁attention ▁mechanism ▁on ▁the ▁board . </s>").split()   # 29
+
+
+def test_a_long_sentences_map_on_a_phone_has_labels_that_never_overprint():
+    """for_narrow on a 29 × 29 map: the labels cut to NARROW_LABEL_CHARS, the key labels upright and thinned to
+    one a line of type across the plot a NARROW_WIDTH-px figure leaves (the colour bar laid across the top, not
+    beside), the query labels one a line of type down the plot; the cells keep the whole numbered pieces, which the
+    hover shows; and a second pass (a cached figure) changes nothing."""
+    import html
+    fig = plots.attention_heatmap(rand_attn(1, 1, 29, 29)[0, 0], LONG_PIECES, LONG_PIECES, "Encoder self-attention: "
+                                  "layer 1, head 1", xaxis_title="source piece (key)", yaxis_title="source piece (query)")
+    height = fig.layout.height
+    figure.for_narrow(fig)
+    x, y, lay, font = fig.layout.xaxis, fig.layout.yaxis, fig.layout, fig.layout.font.size
+    assert fig.data[0].colorbar.orientation == "h" and y.domain[1] < 1 and lay.height > height   # across the top
+    assert all(len(html.unescape(t)) <= figure.NARROW_LABEL_CHARS for t in (*x.ticktext, *y.ticktext))
+    assert "13 ▁profe…" in x.ticktext + y.ticktext and "13 ▁professor" in fig.data[0].x    # cut; whole in the cell
+    assert "%{x}" in fig.data[0].hovertemplate and "%{y}" in fig.data[0].hovertemplate
+    cells = list(fig.data[0].x)
+    k = cells.index(x.tickvals[1])
+    assert x.tickangle == -90 and 5 <= len(x.tickvals) < 29 and list(x.tickvals) == cells[::k]   # every k-th
+    pitch = lambda axis: figure.LINE_EM * axis.tickfont.size + 3   # noqa: E731
+    label_w = figure.NARROW_LABEL_CHARS * figure.CHAR_EM * y.tickfont.size
+    across = figure.NARROW_WIDTH - lay.margin.l - lay.margin.r - label_w - figure.LINE_EM * font   # the y labels, title
+    assert len(x.tickvals) * pitch(x) <= across
+    down = (lay.height - lay.margin.t - lay.margin.b) * (y.domain[1] - y.domain[0])
+    assert len(y.tickvals) * pitch(y) <= down and len(y.tickvals) >= 10
+    before = fig.to_plotly_json()
+    assert figure.for_narrow(fig).to_plotly_json() == before                         # once only
+    validated(fig)
+
+
+def test_a_bar_chart_over_a_long_sentence_on_a_phone_thins_its_labels_and_keeps_its_bar_numbers_clear():
+    fig = figure.for_narrow(plots.source_attention_bar(LONG_PIECES, np.full(29, 1 / 29), "Cross-attention at step 1"))
+    x = fig.layout.xaxis
+    assert x.tickangle == -90 and len(x.tickvals) < 29 and x.ticklabelstandoff > 0     # clear of the y axis's 0
+    assert len(fig.data[0].x) == 29 and "▁professor" in " ".join(fig.data[0].x)
+
+
+def test_the_head_summary_on_a_phone_is_turned_and_its_texts_fit_their_cells():
+    """Six layers of eight heads: a column a layer (a row a head), every cell's lines narrower than its column in a
+    NARROW_WIDTH-px figure, the whole label, the strongest pattern and the rank in the hover."""
+    import html
+    import re
+    trace = synthetic_trace(S=12, T=6, L=6, H=8)
+    fig, table = views.summary_view(trace, "encoder", views.Look(narrow=True))
+    fig = figure.for_narrow(fig)
+    validated(fig)
+    heat = fig.data[0]
+    assert list(heat.x) == [f"layer {l}" for l in range(1, 7)] and list(heat.y) == [f"head {h}" for h in range(1, 9)]
+    assert np.asarray(heat.z).shape == (8, 6)
+    assert list(fig.layout.xaxis.ticktext) == [f"L{l}" for l in range(1, 7)]
+    notes = fig.layout.annotations
+    assert len(notes) == 48
+    label_w = 2 * figure.CHAR_EM * fig.layout.yaxis.tickfont.size + 6                  # "H8"
+    column = (figure.NARROW_WIDTH - fig.layout.margin.l - fig.layout.margin.r - label_w) / 6 - 2
+    for note in notes:
+        lines = [re.sub(r"<[^>]+>", "", line) for line in note.text.split("<br>")]
+        assert max(len(html.unescape(line)) for line in lines) * figure.CHAR_EM * note.font.size <= column, note.text
+    rows = {(r[1], r[2]): r for r in table}                                             # (layer, head) -> row
+    first = heat.customdata[0][0]                                                       # head 1, layer 1
+    assert "layer 1, head 1" in first and rows[(1, 1)][5] in html.unescape(first)
+    assert f"#{rows[(1, 1)][0]} most distinctive" in first and "entropy" in first
+    wide = views.summary_view(trace, "encoder", views.Look())[0]
+    assert list(wide.data[0].x) == [f"head {h}" for h in range(1, 9)]                  # the desktop's stays as it was
+
+
+def test_notes_on_a_phone_wrap_to_the_column_and_keep_clear_of_the_title():
+    """The positional map's note over the plot's top right ("outlined: your input…") wrapped from the plot's left
+    edge, the top margin grown by its lines with the title kept where it stood; an empty figure's message wrapped."""
+    fig = positional_plots.positional_heatmap(sinusoidal_encoding(64, 256), 29)
+    top, height = fig.layout.margin.t, fig.layout.height
+    figure.for_narrow(fig)
+    note = fig.layout.annotations[0]
+    lines = note.text.split("<br>")
+    assert len(lines) >= 2 and " ".join(lines).startswith("outlined: your input") and note.xanchor == "left"
+    size = note.font.size or fig.layout.font.size
+    assert all(len(line) * figure.CHAR_EM * size <= figure.NARROW_WIDTH - 75 for line in lines)   # from the plot's left
+    grown = fig.layout.margin.t - top
+    assert grown >= len(lines) * figure.LINE_EM * size and fig.layout.height - height == grown
+    title = fig.layout.title
+    assert title.yref == "container" and title.yanchor == "top" and (1 - title.y) * fig.layout.height < top / 2
+    assert figure.for_narrow(fig).layout.margin.t == top + grown                        # once only
+    empty = figure.for_narrow(figure.empty_figure("Type your French and press Score my French to see the model read it."))
+    assert all(len(line) * figure.CHAR_EM * empty.layout.annotations[0].font.size <= figure.NARROW_WIDTH - 20
+               for line in empty.layout.annotations[0].text.split("<br>"))

@@ -245,6 +245,51 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
                         title)
 
 
+def summary_heatmap_narrow(values: np.ndarray, labels: Sequence[Sequence[str]], title: str = "",
+                           value_name: str = "entropy", colorscale: str = "Cividis", dark: bool = False,
+                           font_size: int = 14, scores: Optional[np.ndarray] = None,
+                           patterns: Optional[Sequence[Sequence[str]]] = None,
+                           ranks: Optional[np.ndarray] = None) -> go.Figure:
+    """The head summary for a phone's column: turned a quarter (a column a layer, a row a head: a model has fewer
+    layers than heads), a cell's text on lines of its own (the rank, the label, the pattern's share when it is
+    the label) in a type that fits the cell's width, and everything else in the hover a tap shows."""
+    from .figure import CHAR_EM, LINE_EM, NARROW_WIDTH
+    L, H = values.shape
+    x, y = [f"layer {l + 1}" for l in range(L)], [f"head {h + 1}" for h in range(H)]
+    lines, hover = [[] for _ in range(H)], [[] for _ in range(H)]
+    for h in range(H):
+        for l in range(L):
+            label = SHORT_PATTERN.get(labels[l][h], labels[l][h])
+            cell = ([f"#{int(ranks[l, h])}"] if ranks is not None else []) + [label]
+            more = [f"entropy {values[l, h]:.2f}", esc(labels[l][h] or "–")]
+            if scores is not None and patterns is not None and patterns[l][h]:
+                if labels[l][h] == patterns[l][h]:
+                    cell.append(f"{scores[l, h]:.0%}")
+                more.append(f"strongest pattern: {esc(patterns[l][h])} ({scores[l, h]:.0%})")
+            if ranks is not None:
+                more.append(f"#{int(ranks[l, h])} most distinctive")
+            lines[h].append(cell)
+            hover[h].append(f"layer {l + 1}, head {h + 1}<br>" + "<br>".join(more))
+    left = 3 * CHAR_EM * font_size + 16                        # the head numbers ("H8")
+    cell_w = (NARROW_WIDTH - 20 - left) / max(L, 1) - 6          # less the gap between cells and a little room
+    chars = max(len(t) for row in lines for cell in row for t in cell)
+    size = int(max(9, min(font_size - 2, cell_w / (CHAR_EM * chars))))
+    notes = [dict(x=x[l], y=y[h], showarrow=False, text="<br>".join(
+                      f"<b>{esc(t)}</b>" if i == 0 and ranks is not None else esc(t) for i, t in enumerate(lines[h][l])),
+                  font=dict(size=size, color="white" if values[l, h] < 0.45 else "black"))
+             for h in range(H) for l in range(L)]
+    heat = dict(type="heatmap", z=f32(values.T, 3), x=x, y=y, customdata=hover, colorscale=colorscale, zmin=0, zmax=1,
+                colorbar=dict(title=dict(text=value_name), thickness=12), xgap=2, ygap=2,
+                hovertemplate="%{customdata}<extra></extra>")
+    n_lines = max(len(cell) for row in lines for cell in row)
+    row_h = int(n_lines * LINE_EM * size + 12)
+    axis = lambda cats: dict(type="category", tickmode="array", tickvals=cats, showgrid=False,   # noqa: E731
+                             ticktext=[f"{c[0].upper()}{c.split()[-1]}" for c in cats])     # L1, H1: as the all-heads grid
+    layout = dict(xaxis=axis(x), yaxis=dict(axis(y), autorange="reversed"), annotations=notes)
+    height = top_margin(font_size, title) + row_h * H + int(LINE_EM * font_size) + 30
+    return fast_figure([heat], layout, dark, font_size, height, title)
+
+
 def _inside_colour_axes(lim: float, score_len: float, weight_len: float, colorscale: str, dark: bool) -> dict:
     """Inside one head's two colour bars: the scores' (diverging, centred on 0, beside panels 1-3 from the top)
     and the softmax weights' (0 to 1, beside panel 4 at the bottom)."""

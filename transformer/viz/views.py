@@ -259,9 +259,9 @@ def summary_view(trace: TranslationTrace, kind: AttentionKind, look: Look):
     scores = np.array([[rows[l * H + h].pattern_score for h in range(H)] for l in range(L)])
     patterns = [[rows[l * H + h].pattern for h in range(H)] for l in range(L)]
     ranks = np.array([[rows[l * H + h].rank for h in range(H)] for l in range(L)])
-    fig = plots.summary_heatmap(ent, labels, f"{KIND_TITLES[kind]}: entropy (0 = focused, 1 = uniform), label and "
-                                "rank (#1 = most distinctive)", "entropy", "Cividis", look.dark, look.font, scores,
-                                patterns, ranks)
+    draw = plots.summary_heatmap_narrow if look.narrow else plots.summary_heatmap   # a phone: turned, one line a fact
+    fig = draw(ent, labels, f"{KIND_TITLES[kind]}: entropy (0 = focused, 1 = uniform), label and "
+                "rank (#1 = most distinctive)", "entropy", "Cividis", look.dark, look.font, scores, patterns, ranks)
     table = [[r.rank, r.layer, r.head, f"{r.distinct:.3f}", f"{r.entropy:.3f}", r.label, r.pattern,
               f"{r.pattern_score:.0%}"] for r in sorted(rows, key=lambda r: r.rank)]
     return fig, table
