@@ -369,3 +369,30 @@ def test_the_presenter_folds_the_room_panel(browser, app_url):
     fold.click()
     presenter.wait_for_selector("#live-panel .live-qr", state="visible", timeout=WAIT_MS)
     presenter.close()
+
+
+def test_every_tab_reaches_a_follower_with_figures_the_vendored_plotly_draws(bundled_checkpoint):
+    """Each tab's view as a follower's page gets it (a phone in the dark, a laptop in the light): its title, where it
+    stands, its figures as Plotly data of the trace types the vendored cartesian bundle of plotly.js draws, at the
+    version the Python plotly package draws them with."""
+    import json
+    from pathlib import Path
+    from plotly.offline import get_plotlyjs_version
+    from transformer.translator import Translator
+    from ui.demo import build_demo
+    from ui.follow import PLOTLY_JS_VERSION, Look, plotly_js_path
+    from ui.tabs import TAB_IDS
+    assert PLOTLY_JS_VERSION == get_plotlyjs_version() and f"v{PLOTLY_JS_VERSION}" in plotly_js_path().read_text()[:400]
+    demo = build_demo(Translator(str(bundled_checkpoint), "cpu"), Path(bundled_checkpoint))
+    build = demo.frames.build
+    types = set()
+    for tab in TAB_IDS:
+        for look in (Look(dark=True, narrow=True), Look()):
+            view = json.loads(build({"text": "The cat is sleeping on the sofa.", "tab": tab, "step": "2"}, look))
+            assert "error" not in view and view["title"] and view["french"], (tab, view.get("error"))
+            plots = [p["figure"] for p in view["parts"] if p["type"] == "plot"]
+            assert tab == "about" or plots, tab
+            types |= {t.get("type", "scatter") for fig in plots for t in fig["data"]}
+            if tab == "steps":
+                assert view["where"].startswith("Step 2 of")
+    assert types and types <= {"scatter", "bar", "heatmap"}, types     # plotly.js-cartesian-dist-min's own

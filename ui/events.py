@@ -168,9 +168,11 @@ def draw_on_select(page: Page, tabs: list[TabView], tab: TabView, gr_tab: gr.Tab
     views = NewTraceViews.of(page, tabs, visible, drawn, mode="redraw", only=tab)
 
     @safe_view
-    def draw_if_stale(trace, *values):
+    def draw_if_stale(request: gr.Request, trace, *values):
         values = (tab.tab_id, *values[1:])             # the tab opened is the tab on screen
         given = dict(zip(views.inputs, values))
+        page.announce(request, trace, tab.tab_id,      # a live room's followers get the tab now, as it will be drawn
+                      view={**{key: given[c] for key, c in tab.link.items() if c in given}, "scale": given[page.look[2]]})
         drawn_v = given[drawn]
         was, tab_ids, due = drawn_parts(drawn_v)
         now = drawn_for(trace, *[given[c] for c in page.look])

@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlencode
 
 import gradio as gr
 from gradio.components.plot import PlotData
+from markdown_it import MarkdownIt
 
 from transformer import examples
 from transformer.translator import Translator
@@ -38,6 +39,7 @@ log = logging.getLogger("app")
 STATIC = Path(__file__).resolve().parent / "static"
 FRAMES_KEPT = 48                 # views x looks kept per process (a lecture's last few views, every look)
 SKIPPED_OUTPUTS = {"kv-cache"}   # outputs the app keeps folded away (an accordion): not on a follower's page
+MARKDOWN = MarkdownIt("commonmark", {"html": True}).enable("table")   # a view's text is the app's own (escaped pieces)
 TITLES = {tab_id: title for title, tab_id, _ in TABS} | {"about": "About the model"}
 
 
@@ -132,8 +134,7 @@ class FollowerViews:
         if isinstance(component, gr.HTML) and isinstance(value, str) and value.strip():
             return json.dumps({"type": "html", "id": elem_id, "html": value})
         if isinstance(component, gr.Markdown) and isinstance(value, str) and value.strip():
-            from gradio.processing_utils import md_to_html   # noqa: PLC0415  (Gradio's own renderer)
-            return json.dumps({"type": "html", "id": elem_id, "html": md_to_html(value)})
+            return json.dumps({"type": "html", "id": elem_id, "html": MARKDOWN.render(value)})
         return None
 
 
@@ -201,9 +202,12 @@ class Asset:
         return h + ([(b"content-encoding", b"gzip")] if gz else [])
 
 
+PLOTLY_JS_VERSION = "4.1.1"     # the vendored cartesian bundle's (ui/static/vendor/README.md): plotly's own, tested
+
+
 def plotly_js_path() -> Path:
-    import plotly   # noqa: PLC0415
-    return Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+    """plotly.js's cartesian bundle (every trace type the app draws), a third of the full bundle's size."""
+    return STATIC / "vendor" / f"plotly-cartesian-{PLOTLY_JS_VERSION}.min.js"
 
 
 ASSETS = {"/live/static/follow.js": Asset(STATIC / "follow.js", "text/javascript; charset=utf-8", 300),

@@ -12,10 +12,14 @@ stream cannot be kept open the page polls ``GET /live/rooms/CODE/view`` (304 whi
 from __future__ import annotations
 
 import asyncio
+import functools
 import html
 import io
 import json
 import logging
+import time
+
+from typing import Optional
 
 import gradio as gr
 from fastapi import APIRouter, Request, Response          # gradio's own server
@@ -165,40 +169,78 @@ def wire_live(page: Page, tabs: list, current_tab, rooms: RoomStore, watch: Room
     controls = [c for *_, c in link_controls(tabs)]
     quiet = dict(api_visibility="private", queue=False)
     versions: dict[str, int] = {}         # the last version each room published from this process
+    recent: dict[str, float] = {}         # when each room last published on a change (the timer waits after one)
+    shown: dict[str, dict] = {}           # each room's last view on each tab: {code: {tab: state}}
+    presenters: dict[str, tuple] = {}     # session hash -> (code, secret): for the moves announced by the server
 
-    def start(room_v):
+    def start(room_v, request: gr.Request):
         if room_v is None:
             room_v = rooms.create()
+        if request is not None and request.session_hash:
+            presenters[request.session_hash] = room_v
         return (room_v, gr.update(value=room_html(room_v[0]), visible=True), gr.Timer(active=True),
                 gr.update(visible=False), gr.update(visible=True))
 
-    def end(room_v):
+    def end(room_v, request: gr.Request):
+        if request is not None:
+            presenters.pop(request.session_hash, None)
         if room_v is not None:
             try:
                 rooms.end(*room_v)
             except RoomError:
                 pass
             watch.poke(room_v[0])
+            shown.pop(room_v[0], None)
         return (None, gr.update(value="", visible=False), gr.Timer(active=False), gr.update(visible=True),
                 gr.update(visible=False))
 
-    def publish(room_v, trace, text, tab, scale, *values):
-        if room_v is None or trace is None:
-            return
+    def send(room_v, state: dict) -> None:
+        code = room_v[0]
         try:
-            version = rooms.publish(*room_v, view_state(page, tabs, trace, text, tab, scale, values))
+            version = rooms.publish(*room_v, state)
         except RoomError as e:
             log.warning("live room: %s", e)
             return
-        if versions.get(room_v[0]) != version:
-            versions[room_v[0]] = version
-            watch.poke(room_v[0])
+        shown.setdefault(code, {})[state["tab"]] = state
+        if versions.get(code) != version:
+            versions[code] = version
+            watch.poke(code)
+
+    def publish(room_v, trace, text, tab, scale, *values, timer_tick=False):
+        if room_v is None or trace is None:
+            return
+        code = room_v[0]
+        if timer_tick and time.monotonic() - recent.get(code, 0.0) < 2 * PUBLISH_EVERY_S:
+            return                      # a change just published: the timer's values may be older than its own
+        if not timer_tick:
+            recent[code] = time.monotonic()
+        send(room_v, view_state(page, tabs, trace, text, tab, scale, values))
+
+    def announce(request, trace, tab: str, step=None, view: Optional[dict] = None) -> None:
+        """A presenter's move (Next, Previous, a tab opened) published from the server's handler of it, before the
+        presenter's own page has drawn it: `view` (the tab's link values and the colour scale, as the handler got
+        them), else that tab's view as last published; at the new step."""
+        room_v = presenters.get(getattr(request, "session_hash", None) or "")
+        if room_v is None or trace is None:
+            return
+        if view is not None:
+            state = links.view_params(trace.source.text, tab, **view)
+        else:
+            state = dict(shown.get(room_v[0], {}).get(tab) or {})
+            if state.get("text") != trace.source.text:
+                state = {"text": trace.source.text}
+            state["tab"] = tab
+        if step is not None:
+            state["step"] = str(step)
+        recent[room_v[0]] = time.monotonic()
+        send(room_v, state)
+    page.announce = announce
 
     start_btn.click(start, room, [room, panel, timer, start_btn, end_btn], **quiet)
     end_btn.click(end, room, [room, panel, timer, start_btn, end_btn], **quiet)
-    # Published as soon as the presenter's page has a new value (a Next, a tab, a layer: each control's change, which
-    # comes with the answer that also draws it on the presenter's screen), and on the timer as a safety net.
     inputs = [room, page.trace, page.text, current_tab, page.look[2], *controls]
+    # Published as soon as the presenter's page has a new value (each control's change, a new translation), and a
+    # move or a tab by the server's handler of the click itself (``announce``, above); the timer is a safety net.
     gr.on([page.french.change, current_tab.change, page.look[2].change, *(c.change for c in controls)], publish,
           inputs, None, show_progress="hidden", trigger_mode="always_last", **quiet)
-    timer.tick(publish, inputs, None, show_progress="hidden", **quiet)
+    timer.tick(functools.partial(publish, timer_tick=True), inputs, None, show_progress="hidden", **quiet)

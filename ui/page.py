@@ -139,6 +139,8 @@ class Page:
     text: Optional[gr.Textbox] = None            # the English sentence box
     french: Optional[gr.Textbox] = None          # the French translation box
     pieces: Optional[gr.HTML] = None             # the source and target pieces
+    announce: Callable = lambda request, trace, tab, step=None, view=None: None   # a presenter's move, to its live
+    # room (ui/live.py)
 
     @property
     def head_choices(self) -> list[str]:

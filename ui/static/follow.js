@@ -35,6 +35,20 @@
     document.head.appendChild(s);
   });
 
+  // figures below the fold, drawn when they scroll into view or when the page is idle
+  const pending = new Map();
+  const drawOne = (box) => {
+    const job = pending.get(box);
+    if (!job || !plotly) return Promise.resolve();
+    pending.delete(box);
+    return plotly.react(box, job[0].data || [], job[0].layout || {}, job[1]);
+  };
+  const drawPending = async () => { for (const box of [...pending.keys()]) { await drawOne(box); await new Promise((r) => setTimeout(r, 0)); } };
+  const idle = (fn) => (window.requestIdleCallback ? window.requestIdleCallback(fn, { timeout: 2500 }) : setTimeout(fn, 1200));
+  const seen = new IntersectionObserver((entries) => entries.forEach((e) => {
+    if (e.isIntersecting) { seen.unobserve(e.target); drawOne(e.target); }
+  }), { rootMargin: '200px' });
+
   const partBox = (i, part) => {
     const parts = $('#parts');
     let box = parts.children[i];
@@ -91,19 +105,34 @@
     if (todo.length) {
       plotly = plotly || await loadPlotly();
       if (msg !== latest) return;              // a newer view came while plotly.js loaded: it draws instead
-      if (plotly) {
-        const config = { responsive: true, displaylogo: false, displayModeBar: !narrowQ.matches && 'hover',
-                         scrollZoom: false };
-        await Promise.all(todo.map(([box, fig]) => plotly.react(box, fig.data || [], fig.layout || {}, config)));
-      } else {
-        message('The figures could not be loaded: reload the page.');
+      if (!plotly) { message('The figures could not be loaded: reload the page.'); return; }
+      const config = { responsive: true, displaylogo: false, displayModeBar: !narrowQ.matches && 'hover',
+                       scrollZoom: false };
+      // The figures on screen first, one at a time with the page free between them (a new view that arrives
+      // meanwhile is read at once and the rest of this one dropped); those below the fold when they scroll into
+      // view or the page has nothing else to do (a big figure takes a phone 0.1-0.4 s).
+      todo.forEach(([box, fig]) => { box.style.minHeight = `${(fig.layout && fig.layout.height) || 450}px`; });   // 450: plotly.js's default
+      const onScreen = ([box]) => box.getBoundingClientRect().top < window.innerHeight - 120;   // more than a sliver
+      const later = todo.filter((t) => !onScreen(t));
+      pending.clear();
+      for (const [i, [box, fig]] of todo.filter(onScreen).entries()) {
+        if (i > 0) await new Promise((resolve) => setTimeout(resolve, 0));
+        if (msg !== latest) return;
+        const t0 = performance.now();
+        await plotly.react(box, fig.data || [], fig.layout || {}, config);
+        note(`plot ${box.dataset.id} ${Math.round(performance.now() - t0)} ms`, msg.version);
       }
-    }
-    if (msg === latest) document.body.dataset.drawn = String(msg.version);
+      later.forEach(([box, fig]) => { pending.set(box, [fig, config]); seen.observe(box); });
+      if (later.length) idle(drawPending);
+    }    if (msg === latest) { document.body.dataset.drawn = String(msg.version); note('drawn', msg.version); }
   };
 
+  // when each view arrived and was drawn (ms since the page opened): for benchmarks and curious students
+  const log = window.followLog = [];
+  const note = (what, v) => { log.push([what, v, Math.round(performance.now())]); if (log.length > 200) log.shift(); };
   const received = (msg) => {
     if (!msg || typeof msg.version !== 'number' || msg.version < version) return;
+    note('received', msg.version);
     version = msg.version;
     latest = msg;
     say(`Following the presenter · room ${code}`);

@@ -136,9 +136,11 @@ def wire_step_buttons(page: Page, tab: TabView, step, prev_btn, next_btn, play_b
         return (new_step, *tab.draw(trace, new_step, *values))
 
     def shift(delta):
-        def go(trace, step_v, *values):
+        def go(request: gr.Request, trace, step_v, *values):
             n = views.n_steps(trace)
-            return moved_to(trace, max(1, min(n, int(step_v or 1) + delta)) if n else 1, values)
+            new_step = max(1, min(n, int(step_v or 1) + delta)) if n else 1
+            page.announce(request, trace, "steps", new_step)     # a live room's followers get it now
+            return moved_to(trace, new_step, values)
         return go
 
     def toggle_play(trace, step_v, label, _speed, *values):
