@@ -277,6 +277,7 @@ def test_followers_follow_the_presenter(browser, two_apps):
     presenter.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=WAIT_MS)
     for f in followers:
         f.wait_for_selector("#view-where:has-text('Step 3 of')", timeout=20_000)
+        f.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version", timeout=20_000)
     # the same figure: the title's words (a phone wraps a long title onto lines)
     title = lambda p, sel: "".join(p.locator(f"{sel} .gtitle").first.text_content().split())
     want = title(presenter, "#cross-step-plot")

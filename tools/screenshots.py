@@ -44,6 +44,7 @@ def every_view(browser, url: str, out: Path, tabs=TABS) -> list[Path]:
             page.close()
     return written
 
+
 def lecture_views(browser, url: str, out: Path) -> list[Path]:
     """A live lecture: the presenter (1920x1080, presenter mode) starts a session, and followers open its link."""
     written = []
@@ -101,7 +102,7 @@ def main(argv=None) -> int:
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-            lecture = lecture_views(browser, url, out / "views")
+            lecture = [] if args.readme_only else lecture_views(browser, url, out / "views")
             if args.lecture_only:
                 browser.close()
                 print(f"wrote {len(lecture)} lecture views in {out / 'views'}")

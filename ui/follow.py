@@ -38,8 +38,8 @@ from .tabs import DEFAULT_TAB, TAB_IDS, TABS
 log = logging.getLogger("app")
 STATIC = Path(__file__).resolve().parent / "static"
 FRAMES_KEPT = 48                 # views x looks kept per process (a lecture's last few views, every look)
-SKIPPED_OUTPUTS = {"kv-cache"}   # outputs the app keeps folded away (an accordion): not on a follower's page
-MARKDOWN = MarkdownIt("commonmark", {"html": True}).enable("table")   # a view's text is the app's own (escaped pieces)
+SKIPPED_OUTPUTS = {"kv-cache"}   # outputs the app keeps folded away (an accordion): never on a follower's page
+MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")   # markup in a view's text stays text
 TITLES = {tab_id: title for title, tab_id, _ in TABS} | {"about": "About the model"}
 
 
@@ -153,24 +153,27 @@ class ViewFrames:
 
     def _made(self, state: dict, look: Look) -> bytes:
         self.builds += 1
-        try:
-            return self.build(state, look).encode("utf-8")
-        except Exception:  # noqa: BLE001  one view failing never takes the followers' stream down
-            log.exception("live room: the follower's view of %s could not be built", state.get("tab"))
-            return json.dumps({"error": "This view could not be drawn here: the presenter's screen shows it."}).encode()
+        return self.build(state, look).encode("utf-8")
 
     async def body(self, view: RoomView, look: Look) -> bytes:
-        """The view's JSON for this look (built at most once while kept, whoever asks)."""
+        """The view's JSON for this look (built at most once while kept, whoever asks; a failed build is not kept:
+        the next follower asking tries again)."""
         key = self.key(view, look)
         fut = self._frames.get(key)
-        if fut is None or (fut.done() and fut.exception() is not None):
+        if fut is None:
             fut = asyncio.ensure_future(asyncio.to_thread(self._made, dict(view.state), look))
             self._frames[key] = fut
             while len(self._frames) > self.kept:
                 self._frames.popitem(last=False)
         else:
             self._frames.move_to_end(key)
-        return await asyncio.shield(fut)
+        try:
+            return await asyncio.shield(fut)
+        except Exception:  # noqa: BLE001  one view failing never takes the followers' stream down
+            if self._frames.get(key) is fut:
+                del self._frames[key]
+            log.exception("live room: the follower's view of %s could not be built", view.state.get("tab"))
+            return json.dumps({"error": "This view could not be drawn here: the presenter's screen shows it."}).encode()
 
     async def frame(self, view: RoomView, look: Look) -> bytes:
         """One server-sent event: ``id: VERSION`` and ``data: {"version", "state", "view"}``."""

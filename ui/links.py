@@ -62,7 +62,7 @@ def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
     controls = [(tab_id, c) for tab_id, key, c in link_controls(tabs) if key != "step"]
 
     def load(params: dict, notes: list):
-        """`params`: the link's (or a followed room's) parameters; `notes`: what to tell the user already."""
+        """`params`: the link's parameters; `notes`: what to tell the user already."""
         q, more = links.parse_query(params, TAB_IDS, examples.EVERYDAY[0], DEFAULT_TAB)
         notes = [*notes, *more]
         trace, french, info, pieces, step = run(q.text)

@@ -15,7 +15,6 @@ import asyncio
 import functools
 import html
 import io
-import json
 import logging
 import time
 
@@ -34,7 +33,8 @@ from .rooms import RoomError, RoomStore, RoomWatch
 
 log = logging.getLogger("app")
 ROUTE = "/live/rooms"
-PUBLISH_EVERY_S = 1.0         # the timer's publish: a safety net behind the change events
+PUBLISH_EVERY_S = 1.0         # the timer's publish: a safety net behind the change events and the moves
+TIMER_QUIET_S = 10.0          # ...which stays quiet this long after one (the presenter's page may not show it yet)
 
 
 def unavailable(e: Exception) -> JSONResponse:
@@ -190,7 +190,8 @@ def wire_live(page: Page, tabs: list, current_tab, rooms: RoomStore, watch: Room
             except RoomError:
                 pass
             watch.poke(room_v[0])
-            shown.pop(room_v[0], None)
+            for kept in (versions, recent, shown):
+                kept.pop(room_v[0], None)
         return (None, gr.update(value="", visible=False), gr.Timer(active=False), gr.update(visible=True),
                 gr.update(visible=False))
 
@@ -200,6 +201,12 @@ def wire_live(page: Page, tabs: list, current_tab, rooms: RoomStore, watch: Room
             version = rooms.publish(*room_v, state)
         except RoomError as e:
             log.warning("live room: %s", e)
+            if "no such room" in str(e):            # ended or expired: forget it here too
+                for kept in (versions, recent, shown):
+                    kept.pop(code, None)
+            return
+        except Exception as e:  # noqa: BLE001  the store blinked (Redis restarting): the presenter's page goes on
+            log.warning("live room %s: publishing failed: %s", code, e)
             return
         shown.setdefault(code, {})[state["tab"]] = state
         if versions.get(code) != version:
@@ -210,8 +217,8 @@ def wire_live(page: Page, tabs: list, current_tab, rooms: RoomStore, watch: Room
         if room_v is None or trace is None:
             return
         code = room_v[0]
-        if timer_tick and time.monotonic() - recent.get(code, 0.0) < 2 * PUBLISH_EVERY_S:
-            return                      # a change just published: the timer's values may be older than its own
+        if timer_tick and time.monotonic() - recent.get(code, 0.0) < TIMER_QUIET_S:
+            return                      # a change or a move published lately: the timer's values may be older
         if not timer_tick:
             recent[code] = time.monotonic()
         send(room_v, view_state(page, tabs, trace, text, tab, scale, values))

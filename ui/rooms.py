@@ -27,7 +27,7 @@ from transformer.viz.links import LINK_KEYS
 
 log = logging.getLogger("app")
 
-WATCH_EVERY_S = 0.2             # how often a process reads a followed room from its store (the presenter publishes at most every 0.5 s)
+WATCH_EVERY_S = 0.2             # how often a process reads a followed room from its store (a change published in this process is read at once: RoomWatch.poke)
 KEEP_ALIVE_S = 15.0             # a comment on an idle stream, so that proxies keep it open
 ROOM_IDLE_S = 4 * 3600          # a room nobody changed for this long ends
 MAX_ROOMS = 1000                # rooms at once in one memory store (the oldest idle one goes first)

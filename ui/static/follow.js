@@ -10,7 +10,7 @@
   const narrowQ = window.matchMedia('(max-width: 640px)');
   const root = document.documentElement;
   const SIDE_BY_SIDE = new Set(['topk-plot', 'cross-step-plot']);   // a row in the app's own page too
-  let stream = null, version = 0, latest = null, polling = false, plotly = null, etag = null;
+  let stream = null, version = 0, latest = null, polling = false, plotly = null, etag = null, polls = 0;
 
   const say = (text, cls) => {
     $('#follow-bar .follow-status').textContent = text;
@@ -26,14 +26,15 @@
   const look = () => `look=${darkQ.matches ? 'dark' : 'light'}&narrow=${narrowQ.matches ? 1 : 0}`;
 
   // plotly.js (large, cached by the browser) loads beside the stream: the text of a view shows before it does.
-  const loadPlotly = () => new Promise((resolve) => {
+  let plotlyP = null;
+  const loadPlotly = () => plotlyP || (plotlyP = new Promise((resolve) => {
     if (window.Plotly) { resolve(window.Plotly); return; }
     const s = document.createElement('script');
     s.src = '/live/static/plotly.min.js';
     s.onload = () => resolve(window.Plotly);
-    s.onerror = () => resolve(null);
+    s.onerror = () => { plotlyP = null; resolve(null); };
     document.head.appendChild(s);
-  });
+  }));
 
   // figures below the fold, drawn when they scroll into view or when the page is idle
   const pending = new Map();
@@ -49,18 +50,22 @@
     if (e.isIntersecting) { seen.unobserve(e.target); drawOne(e.target); }
   }), { rootMargin: '200px' });
 
+  const drop = (box) => {                 // a figure's box leaves the page: nothing of it stays behind
+    pending.delete(box);
+    seen.unobserve(box);
+    if (window.Plotly && box.classList.contains('js-plotly-plot')) window.Plotly.purge(box);
+  };
   const partBox = (i, part) => {
     const parts = $('#parts');
     let box = parts.children[i];
-    const cls = `part ${part.type}`;
     if (!box || box.dataset.id !== part.id || !box.classList.contains(part.type)) {
       const fresh = document.createElement('div');
       fresh.dataset.id = part.id;
-      if (box) parts.replaceChild(fresh, box); else parts.appendChild(fresh);
+      fresh.classList.add('part', part.type);
+      if (box) { drop(box); parts.replaceChild(fresh, box); } else parts.appendChild(fresh);
       box = fresh;
     }
-    box.className = cls;
-    return box;
+    return box;                           // (its classes kept: plotly.js marks its own figures with one)
   };
 
   const draw = async (msg) => {
@@ -84,6 +89,7 @@
       a.href = `${view.explore}&room=${encodeURIComponent(code)}`;
       a.hidden = false;
     }
+    pending.clear();
     const parts = view.parts || [];
     const plots = parts.filter((p) => p.type === 'plot').length;
     const todo = [];
@@ -98,7 +104,7 @@
     });
     while ($('#parts').children.length > parts.length) {
       const last = $('#parts').lastElementChild;
-      if (window.Plotly && last.classList.contains('js-plotly-plot')) window.Plotly.purge(last);
+      drop(last);
       last.remove();
     }
     document.body.dataset.version = String(msg.version);
@@ -114,7 +120,6 @@
       todo.forEach(([box, fig]) => { box.style.minHeight = `${(fig.layout && fig.layout.height) || 450}px`; });   // 450: plotly.js's default
       const onScreen = ([box]) => box.getBoundingClientRect().top < window.innerHeight - 120;   // more than a sliver
       const later = todo.filter((t) => !onScreen(t));
-      pending.clear();
       for (const [i, [box, fig]] of todo.filter(onScreen).entries()) {
         if (i > 0) await new Promise((resolve) => setTimeout(resolve, 0));
         if (msg !== latest) return;
@@ -156,13 +161,16 @@
     try {
       const r = await fetch(`/live/rooms/${code}/view?${look()}`, { headers: etag ? { 'If-None-Match': etag } : {},
                                                                      cache: 'no-store' });
-      if (r.status === 200) {
-        etag = r.headers.get('ETag');
-        received(await r.json());
+      if (r.status === 200 || r.status === 304) {
+        if (r.status === 200) { etag = r.headers.get('ETag'); received(await r.json()); }
+        if (latest) say(`Following the presenter · room ${code}`);
+        if (window.EventSource && ++polls % 20 === 0) { polling = false; listen(); return; }   // the stream again?
       } else if (r.status === 404) {
         const body = await r.json().catch(() => ({}));
         if (body.ended) ended(); else unknown(body.error);
         return;
+      } else {
+        say(`Reconnecting to room ${code}…`, 'lost');
       }
     } catch (e) {
       say(`Reconnecting to room ${code}…`, 'lost');
@@ -174,6 +182,7 @@
     if (stream) stream.close();
     if (!window.EventSource) { if (!polling) { polling = true; poll(); } return; }
     stream = new EventSource(`/live/rooms/${code}/events?${look()}`);
+    stream.onopen = () => { if (latest) say(`Following the presenter · room ${code}`); };
     stream.onmessage = (ev) => { try { received(JSON.parse(ev.data)); } catch (e) { /* not a view */ } };
     stream.addEventListener('end', ended);
     stream.onerror = () => {
