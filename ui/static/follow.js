@@ -91,14 +91,13 @@
     }
     pending.clear();
     const parts = view.parts || [];
-    const plots = parts.filter((p) => p.type === 'plot').length;
     const todo = [];
     parts.forEach((part, i) => {
       const box = partBox(i, part);
       if (part.type === 'html') {
         box.innerHTML = part.html;        // built on the server from escaped pieces, as the app's own page shows it
       } else {
-        box.classList.toggle('half', (plots === 2 || SIDE_BY_SIDE.has(part.id)) && !narrowQ.matches);
+        box.classList.toggle('half', SIDE_BY_SIDE.has(part.id) && !narrowQ.matches);
         todo.push([box, part.figure]);
       }
     });
