@@ -243,11 +243,19 @@ def wire_live(page: Page, tabs: list, current_tab, rooms: RoomStore, watch: Room
         send(room_v, state)
     page.announce = announce
 
-    start_btn.click(start, room, [room, panel, timer, start_btn, end_btn], **quiet)
-    end_btn.click(end, room, [room, panel, timer, start_btn, end_btn], **quiet)
+    # While a room runs, the presenter's page carries the class "presenting": only then does a change send anything.
+    start_btn.click(start, room, [room, panel, timer, start_btn, end_btn], **quiet).then(
+        None, None, None, js="() => { document.body.classList.add('presenting'); }", **quiet)
+    end_btn.click(end, room, [room, panel, timer, start_btn, end_btn], **quiet).then(
+        None, None, None, js="() => { document.body.classList.remove('presenting'); }", **quiet)
     inputs = [room, page.trace, page.text, current_tab, page.look[2], *controls]
     # Published as soon as the presenter's page has a new value (each control's change, a new translation), and a
     # move or a tab by the server's handler of the click itself (``announce``, above); the timer is a safety net.
-    gr.on([page.french.change, current_tab.change, page.look[2].change, *(c.change for c in controls)], publish,
-          inputs, None, show_progress="hidden", trigger_mode="always_last", **quiet)
+    # The changes reach the server through one off-screen button, pressed in the browser only on a presenting page:
+    # every other page's Translate (a room of 100 students) sends no request for it.
+    send_btn = gr.Button("publish", elem_id="live-publish", elem_classes="offscreen")
+    gr.on([page.french.change, current_tab.change, page.look[2].change, *(c.change for c in controls)], None, None,
+          None, js="() => { if (document.body.classList.contains('presenting')) "
+                   "document.getElementById('live-publish').click(); }", **quiet)
+    send_btn.click(publish, inputs, None, show_progress="hidden", trigger_mode="always_last", **quiet)
     timer.tick(functools.partial(publish, timer_tick=True), inputs, None, show_progress="hidden", **quiet)
