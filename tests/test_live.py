@@ -397,3 +397,33 @@ def test_every_tab_reaches_a_follower_with_figures_the_vendored_plotly_draws(bun
             if tab == "steps":
                 assert view["where"].startswith("Step 2 of")
     assert types and types <= {"scatter", "bar", "heatmap"}, types     # plotly.js-cartesian-dist-min's own
+
+
+def test_a_presenters_next_and_tab_reach_the_room_from_the_click_handler(bundled_checkpoint):
+    """The server's handler of Next (and of opening a tab) publishes the move itself, before the presenter's page
+    has the new step: a room's followers need not wait for the presenter's own drawing."""
+    from pathlib import Path
+    from types import SimpleNamespace
+    from transformer.translator import Translator
+    from ui.demo import build_demo
+    demo = build_demo(Translator(str(bundled_checkpoint), "cpu"), Path(bundled_checkpoint))
+    fns = {}
+    for f in demo.fns.values():
+        fns.setdefault(f.name, []).append(f.fn)
+    request = SimpleNamespace(session_hash="presenter-1")
+    room = fns["start"][0](None, request)[0]
+    code = room[0]
+    trace = demo.frames.build.__self__.translator.trace("The cat is sleeping on the sofa.")
+    page = demo.frames.build.__self__.page
+    assert demo.rooms.read(code).version == 0
+    nxt = next(fn for fn in fns["go"] if fn.__closure__ and any(getattr(c, "cell_contents", None) == 1
+                                                                for c in fn.__closure__))
+    nxt(request, trace, 2, 3, "mean over heads", False, False, "Light", False, "Viridis", False)
+    view = demo.rooms.read(code)
+    assert view.version == 1 and view.state["step"] == "3" and view.state["tab"] == "steps"
+    page.announce(SimpleNamespace(session_hash="someone-else"), trace, "explorer")   # not a presenter: nothing
+    assert demo.rooms.read(code).version == 1
+    page.announce(request, trace, "explorer", view={"kind": "cross", "layer": 2, "head": "3", "scale": "Viridis"})
+    view = demo.rooms.read(code)
+    assert view.version == 2 and view.state == {"text": "The cat is sleeping on the sofa.", "tab": "explorer",
+                                                "kind": "cross", "layer": "2", "head": "3", "scale": "Viridis"}
