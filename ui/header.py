@@ -69,7 +69,7 @@ def build_input_section(extras: Callable[[], list]):
 
 # A student types the code the presenter projects: a plain form (no Gradio event), answered by the follower's page.
 JOIN_HTML = ('<form class="join-form" action="/" method="get" autocomplete="off"><label for="join-code">Join a lecture'
-             '</label><input id="join-code" name="follow" placeholder="code, e.g. K7PQ2M" maxlength="12" '
+             '</label><input id="join-code" name="follow" placeholder="code" maxlength="12" '
              'autocapitalize="characters" spellcheck="false" required pattern="\\s*[A-Za-z0-9]{4,12}\\s*" '
              'title="the code on the lecture\'s screen: 4 to 12 letters and digits"><button type="submit">Join'
              '</button></form>')
