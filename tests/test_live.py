@@ -180,7 +180,7 @@ def test_the_followers_stream_pushes_each_view_from_another_app(two_apps, redis_
     rooms.publish(code, secret, VIEW)
     url = two_apps[1] + f"live/rooms/{code}/events"
     assert httpx.get(two_apps[1] + "live/rooms/NOSUCH/events").status_code == 404
-    seen, t0 = [], time.time()
+    seen = []
     with httpx.stream("GET", url, timeout=10) as r:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         for line in r.iter_lines():
@@ -192,7 +192,7 @@ def test_the_followers_stream_pushes_each_view_from_another_app(two_apps, redis_
                     rooms.end(code, secret)
             elif line == "event: end":
                 break
-    assert [(v["version"], v["state"]["step"]) for v in seen] == [(1, "2"), (2, "5")] and time.time() - t0 < 15
+    assert [(v["version"], v["state"]["step"]) for v in seen] == [(1, "2"), (2, "5")]   # (speed: bench/follow_load.py)
     # each view comes drawn: the step tab's figures as Plotly data, its text, where it stands
     view = seen[1]["view"]
     assert view["text"] == VIEW["text"] and view["french"] and view["title"] == "Step by step"
