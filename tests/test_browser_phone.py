@@ -41,12 +41,18 @@ def open_tab(page, name: str, plot: str | None = None) -> None:
     page.wait_for_timeout(1200)
 
 
-@pytest.fixture
-def phone(browser, app_url):
+def phone_on(browser, app_url, sentence: str):
+    """A phone's page on `sentence`, its step view drawn; returns (context, page)."""
     context = browser.new_context(**PHONE)
     page = context.new_page()
-    open_link(page, app_url, text=SENTENCE)
+    open_link(page, app_url, text=sentence)
     plots_in(page, "cross-step-plot").wait_for(timeout=WAIT_MS)
+    return context, page
+
+
+@pytest.fixture
+def phone(browser, app_url):
+    context, page = phone_on(browser, app_url, SENTENCE)
     page.wait_for_timeout(1000)
     yield page
     context.close()
@@ -181,10 +187,7 @@ def tap_a_cell(page, fig: str) -> str:
 
 @pytest.fixture
 def long_phone(browser, app_url):
-    context = browser.new_context(**PHONE)
-    page = context.new_page()
-    open_link(page, app_url, text=LONG)
-    plots_in(page, "cross-step-plot").wait_for(timeout=WAIT_MS)
+    context, page = phone_on(browser, app_url, LONG)
     page.wait_for_function("() => document.querySelector('#narrow-screen input').checked", timeout=WAIT_MS)
     yield page
     context.close()

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs
 
 import gradio as gr
 from gradio.components.plot import PlotData
@@ -31,7 +31,7 @@ from transformer.viz import links
 from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE
 
 from .links import link_updates
-from .page import Page, TabView, update_value
+from .page import KIND_CHOICES, Page, TabView, update_value
 from .rooms import RoomView
 from .tabs import DEFAULT_TAB, TAB_IDS, TABS
 
@@ -40,6 +40,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 FRAMES_KEPT = 48                 # views x looks kept per process (a lecture's last few views, every look)
 SKIPPED_OUTPUTS = {"kv-cache"}   # outputs the app keeps folded away (an accordion): never on a follower's page
 MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")   # markup in a view's text stays text
+KIND_WORDS = {kind: f"{label.lower()}-attention" for label, kind in KIND_CHOICES}   # "encoder self-attention"
 TITLES = {tab_id: title for title, tab_id, _ in TABS} | {"about": "About the model"}
 
 
@@ -64,7 +65,7 @@ class FollowerViews:
         self.page, self.translator = page, translator
         self.tabs = {tab.tab_id: tab for tab in tabs}
 
-    def controls(self, tab: TabView, q: links.ViewQuery, trace) -> tuple[list, Optional[int]]:
+    def controls(self, tab: TabView, q: links.ViewQuery, trace) -> list:
         """The tab's control values for the view: the link's, else the control's own default."""
         updates, _, step = link_updates(self.page, q, tab, trace)
         keys = {id(c): k for k, c in tab.link.items()}
@@ -74,13 +75,14 @@ class FollowerViews:
                 values.append(min(max(1, step or 1), max(1, len(trace.steps))))
             else:
                 values.append(update_value(updates[c], c.value) if c in updates else c.value)
-        return values, step
+        return values
 
     def build(self, state: dict, look: Look) -> str:
         """The view as JSON text: {text, french, tab, title, where, notes, parts: [{type: plot|html, id, ...}],
         explore}, or {error} when the sentence cannot be shown."""
         q, _ = links.parse_query(state, TAB_IDS, examples.EVERYDAY[0], DEFAULT_TAB)
-        explore = "/?" + urlencode([(k, state[k]) for k in links.LINK_KEYS if state.get(k)])   # the link's order
+        view = {k: v for k, v in state.items() if k not in ("text", "tab")}
+        explore = "/" + links.query_string(q.text, q.tab, **view)     # the full app on this view
         meta = dict(tab=q.tab, title=TITLES.get(q.tab, q.tab), explore=explore)
         try:
             trace = self.translator.trace(q.text)
@@ -90,7 +92,7 @@ class FollowerViews:
         tab = self.tabs.get(q.tab)
         parts = []
         if tab is not None:
-            values, _ = self.controls(tab, q, trace)
+            values = self.controls(tab, q, trace)
             meta["where"] = self.where(tab, values, len(trace.steps))
             scale = q.scale if q.scale in COLORSCALES else DEFAULT_SCALE
             try:
@@ -110,8 +112,7 @@ class FollowerViews:
         if "step" in by_key:
             words.append(f"Step {by_key['step']} of {n_steps}")
         if by_key.get("kind"):
-            words.append({"encoder": "encoder self-attention", "decoder": "decoder masked self-attention",
-                          "cross": "cross-attention"}.get(str(by_key["kind"]), str(by_key["kind"])))
+            words.append(KIND_WORDS.get(str(by_key["kind"]), str(by_key["kind"])))
         if by_key.get("mode") in ("mean", "rollout"):
             words.append("mean over heads" if by_key["mode"] == "mean" else "rollout across layers")
         if by_key.get("layer") is not None:
