@@ -138,6 +138,11 @@ def weighted_sample(pairs, weights, seed: int) -> list[tuple[str, str]]:
     return [p for p, c in zip(pairs, counts) for _ in range(c)]
 
 
+def turned(pairs, reverse: bool) -> list[tuple[str, str]]:
+    """The pairs as (source, target): (English, French), or (French, English) for a --reverse run."""
+    return [(b, a) for a, b in pairs] if reverse else list(pairs)
+
+
 def tokenize(tok: Tokenizer, pairs, max_pieces: int, weights=None) -> ParallelData:
     return ParallelData(tok.encode([p[0] for p in pairs]), tok.encode([p[1] for p in pairs]), max_pieces, weights)
 
@@ -149,12 +154,13 @@ def save_run_config(args, out: Path) -> None:
 
 
 def prepare_tokenizer(args, out: Path, extra, rank: int, world: int, log) -> Tokenizer:
-    """The run's tokenizer: the --init-from checkpoint's, the one in OUT, or a new one trained here."""
+    """The run's tokenizer: the --continue-from run's or --init-from checkpoint's, the one in OUT, or a new one."""
     tok_path = out / TOKENIZER_FILE
-    if args.init_from and not args.new_tokenizer and rank == 0:
-        init_tok = (Path(args.init_from) / TOKENIZER_FILE).read_bytes()
+    start = getattr(args, "continue_from", None) or args.init_from
+    if start and not args.new_tokenizer and rank == 0:
+        init_tok = (Path(start) / TOKENIZER_FILE).read_bytes()
         if tok_path.exists() and tok_path.read_bytes() != init_tok:
-            raise SystemExit(f"error: {tok_path} differs from {args.init_from}'s tokenizer; use a new --out folder")
+            raise SystemExit(f"error: {tok_path} differs from {start}'s tokenizer; use a new --out folder")
         tok_path.write_bytes(init_tok)
     if not tok_path.exists() and rank == 0:
         log(f"training SentencePiece ({args.vocab_size} pieces) on {', '.join(args.train)}"
@@ -169,10 +175,12 @@ def prepare_tokenizer(args, out: Path, extra, rank: int, world: int, log) -> Tok
 def prepare_data(args, tok: Tokenizer, extra, log) -> tuple[ParallelData, list]:
     t0 = time.time()
     pairs, weights = load_corpora(args.train)
-    train = tokenize(tok, pairs + extra, args.max_pieces, weights + [args.augment_weight] * len(extra))
+    reverse = getattr(args, "reverse", False)
+    train = tokenize(tok, turned(pairs + extra, reverse), args.max_pieces,
+                     weights + [args.augment_weight] * len(extra))
     dev_sets = []
     for spec in args.dev:
-        pairs = read_corpus(spec)
+        pairs = turned(read_corpus(spec), reverse)
         dev_sets.append((Path(spec).name.split(".")[0], tokenize(tok, pairs, 10_000), pairs))
     log(f"data: {len(train):,} training pairs ({train.num_tokens():,} tokens, {train.dropped} dropped as too long), "
         f"dev {[len(d) for _, d, _ in dev_sets]}, in {time.time() - t0:.1f}s")
@@ -181,7 +189,10 @@ def prepare_data(args, tok: Tokenizer, extra, log) -> tuple[ParallelData, list]:
 
 def build_model(args, tok: Tokenizer, device: torch.device, log) -> Transformer:
     """A new model from the size options, or the --init-from checkpoint's config and weights."""
-    if args.init_from:
+    if getattr(args, "continue_from", None):        # the config of the run it goes on from (weights: later)
+        saved, _ = load_checkpoint(Path(args.continue_from) / "last", "cpu")
+        model = Transformer(replace(saved.cfg, dropout=args.dropout, vocab_size=tok.vocab_size))
+    elif args.init_from:
         saved, saved_tok = load_checkpoint(args.init_from, "cpu")
         model = Transformer(replace(saved.cfg, dropout=args.dropout, vocab_size=tok.vocab_size))
         weights = saved.state_dict()
@@ -243,6 +254,20 @@ def load_training_state(run: Run) -> TrainState:
     set_rng_states(ck["rng"])
     state = TrainState(**json.loads(ck["state"]))
     run.log(f"resumed at step {state.step} (epoch {state.epoch}, batch {state.batch}, best dev BLEU {state.best})")
+    return state
+
+
+def continue_training_state(run: Run, folder: str) -> TrainState:
+    """Go on from another run's train_state.pt with this run's data: its weights, optimizer moments and scaler,
+    and the step, tokens and training time that place the learning-rate schedule; a new epoch, a new best."""
+    ck = torch.load(Path(folder) / STATE_FILE, map_location="cpu", weights_only=True)
+    run.model.load_state_dict(ck["model"])
+    run.opt.load_state_dict(ck["optimizer"])
+    run.scaler.load_state_dict(ck["scaler"])
+    old = TrainState(**json.loads(ck["state"]))
+    state = TrainState(step=old.step, tokens=old.tokens, train_seconds=old.train_seconds)
+    run.log(f"continuing from {folder} at step {state.step} ({state.tokens:,} tokens, {state.minutes:.1f} minutes): "
+            "its weights, optimizer and schedule, this run's data")
     return state
 
 

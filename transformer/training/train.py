@@ -32,7 +32,8 @@ from ..variants import BASELINE_SIZES, VARIANTS
 from .augment import AugmentConfig
 from .data import SHARED_DATA, ParallelData
 from .evaluation import LOG_EVERY, add_replay_point, average_weights, evaluate_dev, log_row, read_log, run_eval
-from .run import MODEL_FIELDS, Run, TrainState, load_training_state, save_training_state, start_run, write_checkpoint
+from .run import (MODEL_FIELDS, Run, TrainState, continue_training_state, load_training_state, save_training_state,
+                  start_run, write_checkpoint)
 
 DEFAULT_TRAIN = [str(SHARED_DATA / "tatoeba-eng-fra" / "train.tsv.gz"), str(SHARED_DATA / "multi30k" / "train")]
 DEFAULT_DEV = [str(SHARED_DATA / "tatoeba-eng-fra" / "dev.tsv.gz"), str(SHARED_DATA / "multi30k" / "val")]
@@ -96,6 +97,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "weights a corpus (@2: twice per epoch; @0.3: a fresh 30 %% of it each epoch)")
     d.add_argument("--dev", nargs="+", default=DEFAULT_DEV, help="dev corpora for validation and model selection")
     add_augment_options(d)
+    d.add_argument("--reverse", action="store_true",
+                   help="train French→English on the same corpora (every pair turned round): the model of "
+                        "back-translation (python -m transformer.cli.backtranslate)")
     d.add_argument("--out", default="runs/en-fr", help="output folder (checkpoints, logs, training state)")
     d.add_argument("--vocab-size", type=int, default=ModelConfig.vocab_size)
     d.add_argument("--max-pieces", type=int, default=MAX_SOURCE_PIECES, help="drop training pairs longer than this (pieces)")
@@ -130,6 +134,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     e.add_argument("--init-from", default=None, metavar="CHECKPOINT",
                    help="start from this checkpoint folder's weights, config and tokenizer (a new learning-rate "
                         "schedule and optimizer: a further training cycle); the model options are ignored")
+    e.add_argument("--continue-from", default=None, metavar="RUN",
+                   help="a further cycle that goes on from the run folder RUN's train_state.pt: its weights, "
+                        "optimizer moments, step, tokens and training time, so the learning-rate schedule goes on "
+                        "where RUN left it (no fresh warm-up), on this run's data; the model options are ignored")
     e.add_argument("--new-tokenizer", action="store_true",
                    help="with --init-from: train a new SentencePiece vocabulary (--vocab-size) on this run's data "
                         "and carry the embeddings over to it (training/vocab_transfer.py)")
@@ -271,7 +279,8 @@ def copy_extras(run: Run) -> None:
 def main(argv=None) -> int:
     args = parse_args(argv)
     run = start_run(args)
-    state = load_training_state(run) if args.resume else TrainState()
+    state = load_training_state(run) if args.resume else \
+        continue_training_state(run, args.continue_from) if args.continue_from else TrainState()
     if args.resume:
         run.rows = read_log(run.out / "log.csv", state.step)
         if (run.out / REPLAY_FILE).exists():
