@@ -27,6 +27,7 @@ SETS = [
     ("newstest2014 (news test, WMT14)", f"{DATA}/news-formal/newstest2014.test.tsv.gz"),
     ("tech-docs dev: cnp3-ebook (held out by file; selection)", f"{DATA}/tech-docs/cnp3-ebook-fr.tsv.gz"),
     ("tech-docs test: rust-book (held out by file)", f"{DATA}/tech-docs/rust-book-fr.tsv.gz"),
+    ("ml-courses dev (held out by file; selection)", f"{DATA}/ml-courses/dev.tsv.gz"),
 ]
 
 

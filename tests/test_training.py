@@ -169,3 +169,68 @@ def test_training_writes_the_replay_and_piece_counts(trained):
     counts = json.loads((out / "piece_counts.json").read_text())
     assert len(counts["source"]) == tok.vocab_size == len(counts["target"])
     assert counts["target"][model.cfg.bos_id] == counts["pairs"] == counts["target"][model.cfg.eos_id]
+
+
+def test_continue_from_goes_on_with_the_optimizer_and_the_schedule(trained, tmp_path):
+    """--continue-from: another run's weights, optimizer moments, step, tokens and training time, on new data;
+    the learning rate goes on from where the first run's schedule was (no fresh warm-up)."""
+    from transformer.training.train import lr_at, main, parse_args
+    first = tmp_path / "first"
+    args = list(trained["args"])
+    args[args.index("--out") + 1] = str(first)
+    args[args.index("--max-steps") + 1] = "60"
+    args[args.index("--eval-every") + 1] = "60"
+    assert main(args + ["--session-steps", "25"]) == 0          # paused at step 25 of 60: its state is saved
+    before = torch.load(first / "train_state.pt", weights_only=True)
+    assert json.loads(before["state"])["step"] == 25
+    reversed_tsv = tmp_path / "more.tsv"                          # other data: the cycle's own
+    reversed_tsv.write_text("".join(f"{a}\t{b}\n" for a, b in synthetic_pairs(12)), encoding="utf-8")
+    second = tmp_path / "second"
+    args2 = list(args)
+    args2[args2.index("--out") + 1] = str(second)
+    args2[args2.index("--train") + 1] = str(reversed_tsv)
+    assert main(args2 + ["--continue-from", str(first)]) == 0
+    rows = list(csv.DictReader(open(second / "log.csv")))
+    steps = [int(r["step"]) for r in rows]
+    assert steps[0] > 25 and steps[-1] == 60                    # it counted on from 25, not from 0
+    parsed = parse_args(args2)
+    after = torch.load(second / "train_state.pt", weights_only=True)
+    assert before["optimizer"]["param_groups"][0]["lr"] == pytest.approx(lr_at(24, parsed))
+    assert after["optimizer"]["param_groups"][0]["lr"] == pytest.approx(lr_at(59, parsed))   # the schedule went on
+    # the optimizer's moments came along: Adam counts the first run's 25 steps and the second's 35
+    steps_seen = [s["step"] for s in after["optimizer"]["state"].values()]
+    assert min(float(s) for s in steps_seen) == 60
+
+
+def test_reverse_trains_french_to_english(trained, tmp_path):
+    """--reverse turns every training and dev pair round: the model reads French and writes English."""
+    from transformer.training.train import main
+    args = list(trained["args"])
+    args[args.index("--out") + 1] = str(tmp_path / "fr-en")
+    assert main(args + ["--reverse"]) == 0
+    tr = Translator(tmp_path / "fr-en" / "best", "cpu")
+    pairs = trained["pairs"]
+    hyps = tr.translate([b for _, b in pairs])
+    exact = sum(h == a for h, (a, _) in zip(hyps, pairs))
+    assert exact >= 0.9 * len(pairs), list(zip(hyps, pairs))[:5]
+
+
+def test_backtranslate_tags_the_machine_made_side(trained, tmp_path):
+    """transformer.cli.backtranslate: each monolingual line becomes (⊽ + the model's translation, the line);
+    a line whose translation disagrees with it (here: numbers written in digits) is left out."""
+    from transformer.training.backtranslate import BT_TAG
+    from transformer.training.data import read_corpus
+    mono = tmp_path / "mono.txt"
+    lines = [a for a, _ in trained["pairs"][:10]] + ["I have 12 apples."]
+    mono.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "bt.tsv.gz"
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.backtranslate", "--checkpoint",
+                        str(trained["out"] / "best"), "--mono", str(mono), "--out", str(out), "--device", "cpu"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = read_corpus(str(out))
+    expected = {a: b for a, b in trained["pairs"][:10]}
+    assert [fr for _, fr in got] == lines[:10]                   # the digits line went: its output has no 12
+    for en, fr in got:
+        assert en == f"{BT_TAG} {expected[fr]}"
+    assert json.loads(r.stdout.strip().splitlines()[-1])["pairs"] == 10
