@@ -129,3 +129,15 @@ def test_back_to_the_original_keeps_the_step(tiny_translator, tmp_path):
             out = send(demo, back, state, [None, shown])
             assert out[3]["value"] == kept and out[3]["maximum"] == max(n, 2), (shown, out[3])
             assert out[2] == original.translation and step is back.inputs[1]
+
+
+def test_the_sentence_picker_splits_only_the_text_the_model_reads():
+    """A 300 KB text is cut at MAX_INPUT_CHARS before it is split (issue 38: the uncut text held a worker for
+    minutes and came back as a 780 KB picker of every sentence)."""
+    from transformer.config import MAX_INPUT_CHARS
+    from ui.events import sentence_choices
+    text = " ".join(f"Sentence number {i} is here." for i in range(12_000))          # about 330 KB
+    choices = sentence_choices(text)["choices"]
+    shown = [c[0] if isinstance(c, (tuple, list)) else c for c in choices]
+    assert 2 <= len(shown) and sum(len(c) + 1 for c in shown) <= MAX_INPUT_CHARS + 1
+    assert shown[0] == "Sentence number 0 is here."

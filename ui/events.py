@@ -9,6 +9,7 @@ from typing import Optional
 
 import gradio as gr
 
+from transformer.config import MAX_INPUT_CHARS
 from transformer.sentences import split_sentences
 from transformer.translator import Translator
 from transformer.viz import views
@@ -45,8 +46,10 @@ def notes_html(notes) -> str:
 
 
 def sentence_choices(text):
-    """The picker of sentences, shown only when the text holds more than one."""
-    sentences = split_sentences(str(text or ""))
+    """The picker of sentences, shown only when the text holds more than one: the sentences of the text the model
+    reads, cut at MAX_INPUT_CHARS before any splitting (a 300 KB text would hold a worker for minutes and answer
+    with every one of its sentences)."""
+    sentences = split_sentences(str(text or "")[:MAX_INPUT_CHARS])
     if len(sentences) < 2:
         return gr.update(visible=False, value=None)   # (hidden already: sent as a plain None, ui/fast_events.py)
     return gr.update(choices=sentences, value=None, visible=True,
