@@ -147,9 +147,24 @@ def tokenize(tok: Tokenizer, pairs, max_pieces: int, weights=None) -> ParallelDa
     return ParallelData(tok.encode([p[0] for p in pairs]), tok.encode([p[1] for p in pairs]), max_pieces, weights)
 
 
+def cleaned_sources(names) -> dict:
+    """{cleaned copy: the corpus it was made from} for the corpora that ``python -m transformer.cli.clean`` wrote
+    (its report.json beside them says which), so that a run's data can be traced back to the shared corpora."""
+    found = {}
+    for name in names:
+        report = Path(name).parent / "report.json"
+        if report.is_file():
+            corpora = json.loads(report.read_text(encoding="utf-8")).get("corpora", {})
+            found.update({name: src for src, row in corpora.items() if row.get("file") == Path(name).name})
+    return found
+
+
 def save_run_config(args, out: Path) -> None:
-    """run_config.json: every option of this run, the corpus weights spelled out (export copies it on)."""
-    config = dict(vars(args), corpus_weights={name: w for name, w in map(parse_spec, args.train)})
+    """run_config.json: every option of this run, the corpus weights spelled out, and the corpora that cleaned
+    copies were made from (export copies it on)."""
+    names = [name for name, _ in map(parse_spec, args.train)]
+    config = dict(vars(args), corpus_weights={name: w for name, w in map(parse_spec, args.train)},
+                  cleaned_from=cleaned_sources(names))
     (out / RUN_CONFIG_FILE).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
 
 
