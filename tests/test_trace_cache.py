@@ -157,3 +157,30 @@ def test_views_never_change_a_trace(translator, tmp_path):
         assert a.queries == b.queries and a.keys == b.keys
         np.testing.assert_array_equal(a.probs, b.probs)
         np.testing.assert_array_equal(a.scores, b.scores)
+
+
+class SizedTrace(FakeTrace):
+    def __init__(self, text, n_bytes):
+        super().__init__(text)
+        self.arr = np.zeros(n_bytes // 8)
+
+
+def test_bounded_in_bytes_whatever_the_entries():
+    """Issue 38: a bound in entries alone let long inputs (25 MB traces) drive the cache to gigabytes. The least
+    recently used go until the bytes fit; a result larger than the bound is returned but never kept."""
+    cache = TraceCache(256, maxbytes=100_000)
+    for i in range(10):
+        cache.get(TraceKey.of(f"sentence {i}", "c"), lambda i=i: SizedTrace(str(i), 30_000))
+        assert cache.stats()["bytes"] <= 100_000
+    assert len(cache) == 3                                       # 3 × ~30 KB fit, not 10
+    assert cache.get(TraceKey.of("sentence 9", "c"), lambda: SizedTrace("new", 8)).text == "9"   # newest kept
+    huge = cache.get(TraceKey.of("long", "c"), lambda: SizedTrace("long", 200_000))
+    assert huge.text == "long" and len(cache) == 3 and cache.stats()["bytes"] <= 100_000
+
+
+def test_a_real_trace_is_counted_by_its_arrays(translator):
+    from transformer.trace import KINDS
+    from transformer.trace_cache import nbytes
+    trace = translator.trace("The cat is sleeping on the sofa.")
+    arrays = sum(trace.attention(k).probs.nbytes for k in KINDS)
+    assert arrays <= nbytes(trace) < 4 * arrays + 100_000

@@ -20,6 +20,7 @@ from cachetools import LRUCache
 from .trace import KINDS, TranslationTrace
 
 TRACE_CACHE_SIZE = 256      # finished traces kept in memory (same sentence, same settings: one model run)
+TRACE_CACHE_BYTES = 384 * 2**20   # ...and at most this many bytes of them: one 1,000-character trace is ~25 MB
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,25 @@ class TraceKey:
     @classmethod
     def of(cls, text: str, checkpoint: Hashable, **settings) -> "TraceKey":
         return cls(text, checkpoint, tuple(sorted(settings.items())))
+
+
+def nbytes(obj, depth: int = 0) -> int:
+    """About how much memory a cached result holds: its numpy arrays' bytes, and its text, found through its
+    attributes, lists, tuples and dicts (4 levels down); anything else counts 64 bytes."""
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if isinstance(obj, (str, bytes)):
+        return len(obj)
+    if depth >= 4:
+        return 64
+    if isinstance(obj, dict):
+        return 64 + sum(nbytes(v, depth + 1) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return 64 + sum(nbytes(v, depth + 1) for v in obj)
+    fields = getattr(obj, "__dict__", None)
+    if fields is None and hasattr(obj, "__slots__"):
+        fields = {k: getattr(obj, k, None) for k in obj.__slots__}
+    return 64 + (sum(nbytes(v, depth + 1) for v in fields.values()) if fields else 0)
 
 
 def freeze(trace: TranslationTrace) -> TranslationTrace:
@@ -50,12 +70,17 @@ class TraceCache:
     trace or runs ``make()`` once for all concurrent callers of the same key. A failure is not
     cached (each waiting caller gets the exception); nor is a trace that ``keep`` rejects (e.g.
     one cut by the time limit, which depends on the load, not on the sentence). It keeps other results of a
-    sentence the same way (the translator's attributions), given how to make them read-only (`frozen`)."""
+    sentence the same way (the translator's attributions), given how to make them read-only (`frozen`).
+
+    Bounded twice: at most ``maxsize`` entries and at most ``maxbytes`` bytes (``nbytes``), the least recently
+    used going first; a result larger than ``maxbytes`` alone is returned but not kept. Long inputs make traces
+    a hundred times larger than short ones, so a bound in entries alone lets input choose the memory."""
 
     def __init__(self, maxsize: int = TRACE_CACHE_SIZE,
                  keep: Callable[[TranslationTrace], bool] = lambda t: True,
-                 frozen: Callable = freeze) -> None:
-        self._lru: LRUCache = LRUCache(maxsize=max(1, maxsize))
+                 frozen: Callable = freeze, maxbytes: int = TRACE_CACHE_BYTES) -> None:
+        self._lru: LRUCache = LRUCache(maxsize=max(1, maxbytes), getsizeof=nbytes)
+        self._maxentries = max(1, maxsize)
         self._in_flight: dict[TraceKey, Future] = {}
         self._lock = threading.Lock()
         self._keep, self._frozen = keep, frozen     # `frozen`: makes a result read-only (traces: `freeze`)
@@ -88,13 +113,15 @@ class TraceCache:
             future.set_exception(e)
             raise
         with self._lock:
-            if self._keep(trace):
-                self._lru[key] = trace
+            if self._keep(trace) and nbytes(trace) <= self._lru.maxsize:
+                self._lru[key] = trace                  # evicts the least recently used until the bytes fit
+                while len(self._lru) > self._maxentries:
+                    self._lru.popitem()
             del self._in_flight[key]
         future.set_result(trace)
         return trace
 
     def stats(self) -> dict:
         with self._lock:
-            return dict(size=len(self._lru), maxsize=self._lru.maxsize, hits=self.hits, misses=self.misses,
-                        joined=self.joined)
+            return dict(size=len(self._lru), maxsize=self._maxentries, bytes=self._lru.currsize,
+                        maxbytes=self._lru.maxsize, hits=self.hits, misses=self.misses, joined=self.joined)

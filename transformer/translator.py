@@ -34,6 +34,7 @@ from .trace_cache import TRACE_CACHE_SIZE, TraceCache, TraceKey
 log = logging.getLogger(__name__)
 
 ATTRIBUTION_CACHE_SIZE = 32   # attributions kept (a room asking for the lecturer's sentence: one computation)
+ATTRIBUTION_CACHE_BYTES = 64 * 2**20   # ...and at most this many bytes of them
 MAX_BATCH = 16          # concurrent requests decoded together in one batch, at most
 BATCH_WINDOW_S = 0.0    # extra wait for more requests before a batch starts (0: take only those already waiting)
 
@@ -110,7 +111,8 @@ class Translator:
         self.french_ratio = doubt.french_log_ratio(counts["source"], counts["target"]) if fits else None
         self.checkpoint_id = checkpoint_identity(checkpoint, self.device)
         self.cache = TraceCache(cache_size, keep=lambda t: not t.timed_out) if cache_size > 0 else None
-        self.attributions = TraceCache(ATTRIBUTION_CACHE_SIZE, frozen=lambda a: a) if cache_size > 0 else None
+        self.attributions = TraceCache(ATTRIBUTION_CACHE_SIZE, frozen=lambda a: a,
+                                       maxbytes=ATTRIBUTION_CACHE_BYTES) if cache_size > 0 else None
         self.batcher = (MicroBatcher(self._trace_batch, max_batch, batch_workers, batch_window_s, "trace")
                         if batch_workers > 0 else None)
         self.decoders = self._start_decoders(checkpoint, decode_processes if self.batcher else 0, batch_workers,
