@@ -55,3 +55,15 @@ def test_the_compare_views_variant_round_trips_and_a_wrong_one_is_named():
     assert notes == [] and (q.tab, q.variant, q.kind, q.layer, q.head) == ("compare", "no-scaling", "cross", 3, MEAN)
     q, notes = parse_query({"tab": "compare", "variant": "rotary"}, TABS + ["compare"], "t", "steps")
     assert q.variant is None and len(notes) == 1 and "variant=rotary" in notes[0]
+
+
+def test_notes_that_quote_a_links_values_never_carry_its_html():
+    """Issue 38, item 5: a crafted link put '<a href=//ev.il>' or an outside '<img>' on the page through the notes
+    that quote its values. The notes are shown under the pieces (ui/links.py) through events.notes_html, escaped."""
+    from ui.events import notes_html
+    evil = '<a href=//ev.il>Log in</a><img src=//ev.il/x.png>'
+    params = {name: evil for name in ("tab", "step", "layer", "kind", "head", "mode", "scale", "variant")}
+    q, notes = parse_query({"text": "Hello.", **params}, ["steps", "explorer"], "x", "steps")
+    assert notes and any("<a href=//ev.il>" in n for n in notes)   # the values are quoted: the test has teeth
+    shown = notes_html(notes)
+    assert "<a " not in shown and "<img" not in shown and "&lt;a href=//ev.il&gt;" in shown
