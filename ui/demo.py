@@ -23,8 +23,8 @@ from .live import live_routes, wire_live
 from .page import Page
 from .reports import delete_cache_setting, sweep_reports
 from .rooms import MemoryRooms, RoomStore, RoomWatch
-from .settings import (APP_CONCURRENCY, APP_GRADIO_ANALYTICS, APP_MAX_THREADS, APP_REDRAW_CONCURRENCY,
-                       APP_STATUS_UPDATE_RATE, APP_TRANSLATE_WAITING)
+from .settings import (APP_CONCURRENCY, APP_GRADIO_ANALYTICS, APP_MAX_SESSIONS, APP_MAX_THREADS,
+                       APP_REDRAW_CONCURRENCY, APP_STATUS_UPDATE_RATE, APP_TRANSLATE_WAITING)
 from .tabs import DEFAULT_TAB, TABS
 from .tabs.about import build_about_tab
 from .tabs.learning import replay_of
@@ -251,6 +251,7 @@ def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, b
     demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=queue_size,
                status_update_rate=status_update_rate)   # "auto": Gradio's default
     demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
+                state_session_capacity=APP_MAX_SESSIONS,
                 css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True,
                 app_kwargs={"routes": live_routes(demo.rooms, demo.watch, demo.frames),
                                                   "middleware": [Middleware(FollowPage)]})
