@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from transformer.training.data import SHARED_DATA
 from transformer.training.clean import BT_TAG, EvalIndex, LanguageCheck, clean_pairs, numbers, reason, words
 
 
@@ -32,9 +33,25 @@ def test_words_ignore_case_accents_punctuation_and_digits():
     assert words("L'Été, 2019 : très BIEN !") == ["l", "ete", "tres", "bien"]
 
 
-def test_numbers_agree_across_the_two_ways_of_writing_them():
-    assert numbers("It costs 1,000.50 dollars at 9:30.") == numbers("Ça coûte 1 000,50 dollars à 9 h 30.")
-    assert numbers("I have 3 cats.") != numbers("J'ai 4 chats.")
+@pytest.mark.parametrize("en, fr", [
+    ("It costs 1,000.50 dollars at 9:30.", "Ça coûte 1 000,50 dollars à 9 h 30."),
+    ("In 2019 150 people came.", "En 2019, 150 personnes sont venues."),    # two numbers, not 2019150
+    ("Between 2018 and 2019.", "Entre 2018 et 2019."),
+    ("It weighs 3.5 kg.", "Il pèse 3,5 kg."),
+    ("We trained for 100,000 steps.", "Nous avons entraîné pendant 100 000 pas."),
+    ("1,000,000.25 euros", "1 000 000,25 euros"),
+])
+def test_numbers_agree_across_the_two_ways_of_writing_them(en, fr):
+    assert numbers(en) == numbers(fr)
+
+
+@pytest.mark.parametrize("en, fr", [
+    ("I have 3 cats.", "J'ai 4 chats."),
+    ("It grew 1.5 times.", "Il a grandi 15 fois."),               # a decimal is not its digits run together
+    ("It costs 1,500 dollars.", "Ça coûte 1,5 dollar."),          # thousands in English, a decimal in French
+])
+def test_numbers_that_differ_are_told_apart(en, fr):
+    assert numbers(en) != numbers(fr)
 
 
 @pytest.mark.parametrize("en, fr", [
@@ -64,7 +81,7 @@ def test_each_reason(en, fr, why):
 def test_language_swapped_sides_go_but_short_technical_strings_stay(lang):
     assert reason("Je ne sais pas où il est parti ce matin.", "Je ne sais pas où il est allé ce matin.",
                   None, lang) == "language"
-    assert reason("Run git status", "Exécutez git status", None, lang) is None
+    assert reason("Use git commit --amend --no-edit", "Utilisez git commit --amend --no-edit", None, lang) is None
     assert reason("The cat sleeps on the warm sofa.", "Le chat dort sur le canapé chaud.", None, lang) is None
 
 
@@ -79,6 +96,7 @@ def test_clean_pairs_counts_and_keeps_the_filtered_ones_apart(index):
     assert len(kept) == 3 and dropped == {"eval": 1}
 
 
+@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="reads the evaluation sets in ../shared/data")
 def test_cli_writes_cleaned_copies_a_cap_and_a_report(tmp_path):
     corpus = tmp_path / "mine.tsv"
     rows = [(f"I see {n} birds in the garden.", f"Je vois {n} oiseaux dans le jardin.") for n in range(30)]

@@ -148,6 +148,7 @@ def test_gradio_sums_up_its_events_and_sends_queue_positions_rarely(tiny_transla
         # sessions kept: the app's cap, not Gradio's 10,000 (issue 38: each session keeps a trace and a page config)
         from ui.settings import APP_MAX_SESSIONS
         assert demo.state_session_capacity == APP_MAX_SESSIONS < 10_000
+        assert demo.server_app.state_holder.capacity == APP_MAX_SESSIONS       # what the server actually uses
     finally:
         demo.close()
     from ui.settings import status_update_rate

@@ -234,3 +234,26 @@ def test_backtranslate_tags_the_machine_made_side(trained, tmp_path):
     for en, fr in got:
         assert en == f"{BT_TAG} {expected[fr]}"
     assert json.loads(r.stdout.strip().splitlines()[-1])["pairs"] == 10
+
+
+def test_an_interrupted_run_saves_its_state_and_a_finished_one_is_not_continued(trained, tmp_path, monkeypatch):
+    """Ctrl-C or a deadline's SIGINT (tools/gpu_cycle.sh) ends a run with its state saved; --continue-from a run
+    that already ended its schedule is refused (it would train nothing)."""
+    from transformer.training import train as train_mod
+    args = list(trained["args"])
+    args[args.index("--out") + 1] = str(tmp_path / "cut")
+    real_step = train_mod.train_step
+
+    def step_then_interrupt(run, state, batch):
+        if state.step == 7:
+            raise KeyboardInterrupt
+        return real_step(run, state, batch)
+    monkeypatch.setattr(train_mod, "train_step", step_then_interrupt)
+    assert train_mod.main(args) == 130
+    saved = torch.load(tmp_path / "cut" / "train_state.pt", weights_only=True)
+    assert json.loads(saved["state"])["step"] == 7
+    monkeypatch.undo()
+    done = list(trained["args"])
+    done[done.index("--out") + 1] = str(tmp_path / "again")
+    with pytest.raises(SystemExit, match="already ended its schedule"):
+        train_mod.main(done + ["--continue-from", str(trained["out"])])

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One training cycle on a lent GPU, in one call of under 10 minutes (issue 39): run from the repository root
-# with the cleaned data pack in runs/pack (python -m transformer.cli.clean; tools/pack_gpu_cycle.sh makes it).
+# with the cleaned data pack in runs/pack (tools/pack_gpu_cycle.sh makes it here, with its dev sets, and packs it
+# for the device tool's carry; it says how to unpack it there).
 #
 #   phase 1 (all at once, on one GPU):
 #     fren   French→English from the bundled weights (--reverse), the model of back-translation
@@ -13,6 +14,7 @@
 # Everything comes back in $OUT (at most 8 files of 16 MiB): the two phase-2 models split in halves, the
 # back-translated pairs, and one archive of every log. Times are training minutes (evaluation excluded).
 set -u
+shopt -s nullglob
 OUT=${OUT:-runs/gpu-out}
 P=${PACK:-runs/pack}
 F=${FREN_MIN:-2.0}; P1=${P1_MIN:-3.0}; P2=${P2_MIN:-2.5}; THREADS=${THREADS:-4}
@@ -29,6 +31,8 @@ MIX=("$P/tatoeba-eng-fra-train.tsv.gz@2" "$P/multi30k-train.tsv.gz@3" "$P/corpor
      "$P/news-formal-diabla.train.tsv.gz" "$P/news-formal-tico19.train.tsv.gz" "$P/laws-canada-train.tsv.gz")
 for f in "$P"/tech-docs-*.tsv.gz; do MIX+=("$f@0.3"); done
 for f in "$P"/ml-courses-*.tsv.gz; do MIX+=("$f@6"); done
+# the project's lecture corpus (written after cycle 19 ran; not in its mix): the field's words, drilled
+[ -f "$P/corpora-lecture-ml.train.tsv.gz" ] && MIX+=("$P/corpora-lecture-ml.train.tsv.gz@${LECTURE_W:-40}")
 RAW=("${MIX[@]}")          # the control: every filtered pair back, with its corpus's weight
 for spec in "${MIX[@]}"; do
   f=${spec%@*}; w=${spec#"$f"}; g="$P/filtered/$(basename "$f")"
@@ -40,11 +44,13 @@ COMMON=(--dev "${DEV[@]}" --max-tokens 12000 --eval-every 400 --bleu-sentences $
         --average-last 3 --threads "$THREADS" --label-smoothing 0.1 --clip 1.0)
 DEADLINE=${DEADLINE:-540}          # seconds after the start by which phase 2 must have stopped
 train() { python3 -m transformer.cli.train "$@"; }
-until_deadline() { timeout --signal=INT $(( DEADLINE - ($(date +%s) - t0) )) python3 -m transformer.cli.train "$@"; }
+until_deadline() {   # SIGINT at the deadline (the trainer saves its state), SIGKILL 20 s later if it is still there
+  local left=$(( DEADLINE - ($(date +%s) - t0) )); [ "$left" -ge 1 ] || left=1
+  timeout -k 20 --signal=INT "$left" python3 -m transformer.cli.train "$@"; }
 
 say "phase 1"
 python3 - "${AUG_SOURCES[@]}" > runs/gpu/augment.log 2>&1 <<'PY' &
-import gzip, sys
+import dataclasses, gzip, json, sys
 from transformer.training.augment import AugmentConfig, augment
 from transformer.training.run import load_corpora
 cfg = AugmentConfig(name_copies=8, number_copies=8, templates=100000, concatenations=20000,
@@ -52,6 +58,9 @@ cfg = AugmentConfig(name_copies=8, number_copies=8, templates=100000, concatenat
 pairs = augment(load_corpora(sys.argv[1:])[0], 19, cfg, print)
 with gzip.open("runs/gpu/augmented.tsv.gz", "wt", encoding="utf-8") as f:
     f.writelines(f"{en}\t{fr}\n" for en, fr in pairs)
+with open("runs/gpu/augmented.json", "w", encoding="utf-8") as f:       # how it was made: run_config.json's "generated"
+    json.dump({"made_by": "transformer.training.augment.augment", "from": sys.argv[1:], "seed": 19,
+               "config": dataclasses.asdict(cfg)}, f)
 print(cfg)
 PY
 AUGMENT=$!
@@ -59,6 +68,7 @@ train --reverse --init-from checkpoints/en-fr-base --train "${MIX[@]}" "${COMMON
       --lr 5e-4 --warmup 200 --max-steps 100000 --max-minutes "$F" --seed 21 > runs/gpu/fren.log 2>&1 &
 FREN=$!
 wait $AUGMENT; say "augmented: $(head -1 runs/gpu/augment.log)"
+[ -f runs/gpu/augmented.tsv.gz ] || { say "the generated pairs failed:"; cat runs/gpu/augment.log; exit 1; }
 train --init-from checkpoints/en-fr-base --train "${MIX[@]}" "${AUG[@]}" "${COMMON[@]}" --out runs/gpu/g1 \
       --lr 2e-4 --warmup 200 --max-steps 100000 --max-minutes "$(python3 -c "print($P1 + $P2)")" \
       --session-minutes "$P1" --seed 19 > runs/gpu/g1.log 2>&1 &
@@ -68,15 +78,14 @@ train --init-from checkpoints/en-fr-base --train "${RAW[@]}" "${AUG[@]}" "${COMM
       --session-minutes "$P1" --seed 19 > runs/gpu/g1raw.log 2>&1 &
 G1RAW=$!
 wait $FREN; say "fren done: $(grep -h 'done:' runs/gpu/fren.log)"
-python3 -m transformer.cli.backtranslate --checkpoint runs/gpu/fren/best --mono "$P"/mono-*.txt.gz \
+python3 -m transformer.cli.backtranslate --checkpoint runs/gpu/fren/best --mono "$P"/mono-sentences.txt.gz \
         --out runs/gpu/bt.tsv.gz > runs/gpu/bt.log 2>&1
 say "back-translation: $(tail -1 runs/gpu/bt.log)"
 cp runs/gpu/bt.tsv.gz "$OUT/bt.tsv.gz"
 wait $G1; say "g1 paused: $(grep -h 'step' runs/gpu/g1.log | grep -v it/s | tail -2)"
 bring_back() {   # bring_back NAME FOLDER: the checkpoint in fp16, split in parts of 15 MiB, into $OUT
-  rm -f "$OUT/$1".safetensors.part*
-  python3 -m transformer.cli.export "$2" runs/gpu/$1-fp16 > /dev/null && \
-    split -b 15M -d runs/gpu/$1-fp16/model.safetensors "$OUT/$1.safetensors.part"
+  rm -rf runs/gpu/$1-fp16 && python3 -m transformer.cli.export "$2" runs/gpu/$1-fp16 > /dev/null || return
+  rm -f "$OUT/$1".safetensors.part* && split -b 15M -d runs/gpu/$1-fp16/model.safetensors "$OUT/$1.safetensors.part"
 }
 bring_back g2 runs/gpu/g1/last       # phase 1's model, in case phase 2 never ends
 

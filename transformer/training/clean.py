@@ -29,7 +29,10 @@ from typing import Iterable, Optional
 
 WINDOW = 8                                  # words in a near-duplicate window
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-_NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f ]\d{3})*(?:[.,]\d+)?")
+# a number grouped by thousands (1,000 / 1 000 / 1.000, each group exactly three digits), or plain digits; either
+# with a decimal part (3.5 / 3,5)
+_NUMBER = re.compile(r"(?<![\d.,])(?:\d{1,3}(?:[,.\u00a0\u202f ]\d{3})+|\d+)(?:[.,]\d+)?(?!\d)")
+_GROUPED = re.compile(r"(\d{1,3}(?:[,.\u00a0\u202f ]\d{3})+)(?:[.,](\d+))?")
 BT_TAG = "\u22bd"                           # the back-translation tag (backtranslate.py): no real pair holds it
 REASONS = ("eval", "tag", "duplicate", "empty", "long", "copy", "ratio", "numbers", "language")
 
@@ -41,9 +44,19 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def _number_value(written: str) -> str:
+    grouped = _GROUPED.fullmatch(written)
+    if grouped:
+        whole, decimals = re.sub(r"\D", "", grouped[1]), grouped[2]
+    else:
+        whole, decimals = (written.replace(",", ".").split(".") + [""])[:2]
+    return f"{whole}.{decimals}" if decimals else whole
+
+
 def numbers(text: str) -> Counter:
-    """The numbers written in digits, separators removed: '1,000.5 and 3' -> {'10005': 1, '3': 1}."""
-    return Counter(re.sub(r"\D", "", m) for m in _NUMBER.findall(text))
+    """The numbers written in digits, as values: thousands' separators removed, the decimal mark a point
+    ('1,000.5 and 3' -> {'1000.5': 1, '3': 1}; '1 000,5' alike; '2019 150' is two numbers; '1.5' is not '15')."""
+    return Counter(_number_value(m) for m in _NUMBER.findall(text))
 
 
 @dataclass

@@ -159,12 +159,23 @@ def cleaned_sources(names) -> dict:
     return found
 
 
+def generated_sources(names) -> dict:
+    """{generated corpus: how it was made} for the corpora that carry a JSON note beside them (NAME.json for
+    NAME.tsv.gz, as tools/gpu_cycle.sh writes for its generated pairs)."""
+    found = {}
+    for name in names:
+        note = Path(name.replace(".tsv.gz", ".json").replace(".tsv", ".json"))
+        if note != Path(name) and note.is_file():
+            found[name] = json.loads(note.read_text(encoding="utf-8"))
+    return found
+
+
 def save_run_config(args, out: Path) -> None:
     """run_config.json: every option of this run, the corpus weights spelled out, and the corpora that cleaned
     copies were made from (export copies it on)."""
     names = [name for name, _ in map(parse_spec, args.train)]
     config = dict(vars(args), corpus_weights={name: w for name, w in map(parse_spec, args.train)},
-                  cleaned_from=cleaned_sources(names))
+                  cleaned_from=cleaned_sources(names), generated=generated_sources(names))
     (out / RUN_CONFIG_FILE).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
 
 

@@ -18,6 +18,7 @@ import json
 import math
 import time
 from dataclasses import fields, replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -142,6 +143,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="with --init-from: train a new SentencePiece vocabulary (--vocab-size) on this run's data "
                         "and carry the embeddings over to it (training/vocab_transfer.py)")
     args = p.parse_args(argv)
+    if args.continue_from and (args.init_from or args.resume or args.new_tokenizer):
+        p.error("--continue-from goes on from a run's own state: leave out --init-from, --resume and --new-tokenizer")
     if args.variant:
         for name, value in {**BASELINE_SIZES, **VARIANTS[args.variant].changes}.items():
             setattr(args, name, value)
@@ -276,6 +279,25 @@ def copy_extras(run: Run) -> None:
                 (run.out / "best" / name).write_bytes((run.out / name).read_bytes())
 
 
+SCHEDULE_OPTIONS = ("lr", "warmup", "schedule", "max_steps", "max_minutes")
+
+
+def check_schedule(run: Run, state: TrainState) -> None:
+    """--continue-from: stop if the run had already ended its schedule; say so if this run's schedule options
+    differ from it (the learning rate then jumps where the two cosines differ)."""
+    if finished(state, run.args):
+        raise SystemExit(f"error: {run.args.continue_from} already ended its schedule (step {state.step}, "
+                         f"{state.minutes:.1f} minutes); raise --max-steps or --max-minutes to go on")
+    saved = Path(run.args.continue_from) / RUN_CONFIG_FILE
+    if saved.is_file():
+        before = json.loads(saved.read_text(encoding="utf-8"))
+        changed = [f"--{k.replace('_', '-')} {before.get(k)} -> {getattr(run.args, k)}" for k in SCHEDULE_OPTIONS
+                   if k in before and before[k] != getattr(run.args, k)]
+        if changed:
+            run.log("note: the schedule differs from the run this one goes on from (" + ", ".join(changed) + "): "
+                    f"the learning rate at step {state.step} is now {lr_at(state.step, run.args, state.minutes):.2e}")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     run = start_run(args)
@@ -290,7 +312,14 @@ def main(argv=None) -> int:
     run.model.train()
     if state.step == 0:
         add_replay_point(run, state, float("nan"))
-    train_loop(run, state)
+    if args.continue_from:
+        check_schedule(run, state)
+    try:
+        train_loop(run, state)
+    except KeyboardInterrupt:      # Ctrl-C, or a deadline's SIGINT: keep what was trained
+        save_training_state(run, state)
+        run.log(f"interrupted at step {state.step}: state saved in {run.out}; continue with --resume")
+        return 130
     if not finished(state, args):
         save_training_state(run, state)
         run.log(f"paused at step {state.step}; continue with --resume")
