@@ -223,9 +223,10 @@ def trace_greedy_batch(
 
 @torch.inference_mode()
 def translate_batch(model, tokenizer: Vocabulary, texts: Sequence[str], batch_tokens: int = BATCH_TOKENS,
-                    max_src_tokens: Optional[int] = None, use_cache: bool = True) -> list[str]:
+                    max_src_tokens: Optional[int] = None, use_cache: bool = True,
+                    max_sentences: int = MAX_BATCH_SENTENCES) -> list[str]:
     """Greedy translation of many texts: length-sorted batches of at most `batch_tokens` padded
-    source tokens (and MAX_BATCH_SENTENCES sentences), returned in input order. Used by training
+    source tokens (and `max_sentences` sentences), returned in input order. Used by training
     and evaluation. The caller puts the model in eval mode (a shared model is never switched here)."""
     device = model.device
     eos, pad = model.cfg.eos_id, model.cfg.pad_id
@@ -237,7 +238,7 @@ def translate_batch(model, tokenizer: Vocabulary, texts: Sequence[str], batch_to
     while i < len(order):
         j = i + 1                      # lengths ascend, so the last one added is the longest
         while (j < len(order) and (j - i + 1) * len(encoded[order[j]]) <= batch_tokens
-               and j - i < MAX_BATCH_SENTENCES):
+               and j - i < max_sentences):
             j += 1
         idx = order[i:j]
         src = pad_batch([encoded[k] for k in idx], pad, device)

@@ -13,8 +13,7 @@ from typing import Sequence
 
 import torch
 
-from ..config import BOS_ID, EOS_ID, PAD_ID
-from ..model.decoding import cut_source, greedy_decode, pad_batch, source_limit
+from ..model.decoding import translate_batch
 from .clean import BT_TAG, reason
 
 
@@ -26,22 +25,9 @@ def tagged(english: str) -> str:
 def backtranslate(model, tok, french: Sequence[str], batch_tokens: int = 60_000,
                   max_sentences: int = 2048) -> list[tuple[str, str]]:
     """(tagged English, French) pairs for the French sentences a fr→en model translates, in input order; pairs
-    whose sides disagree (empty, lengths, numbers: ``clean.reason``) are left out."""
+    whose sides disagree (empty, lengths, numbers: ``clean.reason``) are left out. Batched greedy decoding
+    (``translate_batch``), in bf16 on a GPU."""
     model.eval()
-    limit = source_limit(model)
-    encoded = [cut_source(ids, EOS_ID, limit)[0] for ids in tok.encode(list(french))]
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-    english = [""] * len(encoded)
-    i = 0
-    while i < len(order):
-        j = i + 1
-        while j < len(order) and (j - i + 1) * len(encoded[order[j]]) <= batch_tokens and j - i < max_sentences:
-            j += 1
-        idx = order[i:j]
-        src = pad_batch([encoded[k] for k in idx], PAD_ID, model.device)
-        with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=model.device.type == "cuda"):
-            outs = greedy_decode(model, src)
-        for k, ids in zip(idx, outs):
-            english[k] = tok.decode([t for t in ids if t not in (BOS_ID, EOS_ID, PAD_ID)])
-        i = j
+    with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=model.device.type == "cuda"):
+        english = translate_batch(model, tok, list(french), batch_tokens=batch_tokens, max_sentences=max_sentences)
     return [(tagged(en), fr) for en, fr in zip(english, french) if reason(en, fr, None, None) is None]

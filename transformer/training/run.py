@@ -150,12 +150,14 @@ def tokenize(tok: Tokenizer, pairs, max_pieces: int, weights=None) -> ParallelDa
 def cleaned_sources(names) -> dict:
     """{cleaned copy: the corpus it was made from} for the corpora that ``python -m transformer.cli.clean`` wrote
     (its report.json beside them says which), so that a run's data can be traced back to the shared corpora."""
-    found = {}
+    reports, found = {}, {}
     for name in names:
-        report = Path(name).parent / "report.json"
-        if report.is_file():
-            corpora = json.loads(report.read_text(encoding="utf-8")).get("corpora", {})
-            found.update({name: src for src, row in corpora.items() if row.get("file") == Path(name).name})
+        folder = Path(name).parent
+        if folder not in reports:          # one report per folder, read once
+            report = folder / "report.json"
+            reports[folder] = json.loads(report.read_text(encoding="utf-8")).get("corpora", {}) \
+                if report.is_file() else {}
+        found.update({name: src for src, row in reports[folder].items() if row.get("file") == Path(name).name})
     return found
 
 
