@@ -41,7 +41,7 @@ def test_reports_and_gradio_copies_are_deleted_by_the_running_app(tmp_path, bund
     import httpx
     from tests.support.gradio_page import AppConfig, Page
     reports, cache = tmp_path / "reports", tmp_path / "gradio"
-    env = {"APP_REPORT_DIR": str(reports), "APP_REPORT_KEEP_S": "1", "APP_DELETE_CACHE": "1,2",
+    env = {"APP_REPORT_DIR": str(reports), "APP_REPORT_KEEP_S": "3", "APP_DELETE_CACHE": "1,2",
            "GRADIO_TEMP_DIR": str(cache)}
     proc, url = start_app(env=env)
 
@@ -55,9 +55,10 @@ def test_reports_and_gradio_copies_are_deleted_by_the_running_app(tmp_path, bund
             await page.open()
             page.values[app.find(elem_id="src-text")] = "The cat is sleeping on the sofa."
             await page.fire(app.find(elem_id="translate-btn"), "click")
-            for _ in range(n):
+            for i in range(n):
+                if i:
+                    await asyncio.sleep(3.2)      # the reports before this one are older than the 3 s kept
                 await page.fire(app.find(elem_id="report-btn"), "click")
-                await asyncio.sleep(1.2)
             return page.values[app.find(elem_id="report-file")]
     try:
         got = asyncio.run(build_reports(3))

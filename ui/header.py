@@ -101,8 +101,10 @@ def build_display_section(cfg: ModelConfig, trace_state: gr.State, look, large) 
         if trace is None:
             gr.Warning("Translate a sentence first; the report holds its figures.")
             return None
+        body = build_report(trace, cfg, look_of(look_v, False, scale_v))
+        # the folder is made once the report is built, so its age (what the sweep reads) starts when Gradio can copy it
         out = Path(tempfile.mkdtemp(prefix="trace-report-", dir=report_folder())) / report_filename(trace.source.text)
-        out.write_text(build_report(trace, cfg, look_of(look_v, False, scale_v)), encoding="utf-8")
+        out.write_text(body, encoding="utf-8")
         return str(out)
 
     report_btn.click(make_report, [trace_state, look, large, scale], report_file, api_visibility="undocumented",
