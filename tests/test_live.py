@@ -5,16 +5,13 @@ redis-server: every follower shows the presenter's sentence, tab and step, and t
 explore on its own (told so) and come back; a mistyped code, an ended lecture and the join box."""
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
 import time
 
 import httpx
 import pytest
 
 from tests.support.app import free_port, start_app, stop_app
+from tests.support.redis_server import start_redis, stop_redis
 from ui.rooms import MemoryRooms, RoomError, clean_state
 
 VIEW = {"text": "The cat is sleeping on the sofa.", "tab": "steps", "step": "2"}
@@ -45,9 +42,11 @@ def check_store(rooms) -> None:
 
 def test_a_room_watch_streams_every_view_once_to_each_follower():
     """rooms.RoomWatch: one reader per room, however many follow; each follower gets the views after the one
-    it has, in order, a keep-alive while nothing changes, and the end of the room."""
+    it has, in order, a keep-alive while nothing changes, that the store stopped answering and answers again,
+    and the end of the room."""
     import asyncio
-    from ui.rooms import RoomView, RoomWatch
+    from ui.room_watch import INTERRUPTED, KEEP_ALIVE, RESUMED, RoomWatch
+    from ui.rooms import StoreDown
 
     class CountingRooms(MemoryRooms):
         reads, fail_next = 0, False
@@ -56,7 +55,7 @@ def test_a_room_watch_streams_every_view_once_to_each_follower():
             CountingRooms.reads += 1
             if CountingRooms.fail_next:
                 CountingRooms.fail_next = False
-                raise ConnectionError("the store blinked")          # the watch reads again, the streams go on
+                raise StoreDown("the store blinked")                # the watch reads again, the streams go on
             return super().read(code)
 
     rooms = CountingRooms()
@@ -72,7 +71,7 @@ def test_a_room_watch_streams_every_view_once_to_each_follower():
         return got
 
     async def scenario():
-        watch = RoomWatch(rooms, every=0.02, keep_alive=0.3)
+        watch = RoomWatch(rooms, every=0.02, keep_alive=0.3, retry=0.02)
         followers = [asyncio.create_task(follow(watch)) for _ in range(20)]
         late = asyncio.create_task(follow(watch, after=1, n=2))     # it has view 1 (a reconnecting browser)
         await asyncio.sleep(0.1)
@@ -91,43 +90,89 @@ def test_a_room_watch_streams_every_view_once_to_each_follower():
     assert all([v.version for v in g] == [1, 2, 3] for g in got[:-1])
     assert [v.state["step"] for v in got[0]] == ["2", "3", "4"] and [v.version for v in got[-1]] == [2, 3]
     assert reads < 40                                    # ~0.2 s at one read per 0.02 s, not one per follower
-    assert quiet == [RoomView(-1, {})] and ended[-1] is None
+    assert quiet == [KEEP_ALIVE] and ended == [INTERRUPTED, RESUMED, None]
+
+
+def check_restart_and_limits(make) -> None:
+    """A room a restart lost comes back under its code for its presenter's secret (and no other), at a version
+    above any its followers saw; a room its presenter ended never does; a full store refuses a new room and
+    keeps the running ones."""
+    from ui.rooms import NoSuchRoom, RoomKeys, RoomsFull
+    keys = RoomKeys(b"k" * 32)
+    before = make(keys=keys, max_rooms=3)
+    code, secret = before.create()
+    before.publish(code, secret, VIEW)
+    assert before.owns(code, secret) and not before.owns(code, secret + "x") and keys.proves(code, secret)
+    after = make(keys=keys, max_rooms=3, fresh=True)                    # the app, or the store, restarted empty
+    with pytest.raises(NoSuchRoom):
+        after.publish(code, secret, VIEW)
+    assert not after.adopt(code, "forged.0123456789abcdef0123456789abcdef")
+    assert not make(keys=RoomKeys(b"other" * 8), max_rooms=3).adopt(code, secret)   # another app's key
+    assert after.adopt(code, secret) and not after.adopt(code, secret)   # once: then it is running
+    version = after.publish(code, secret, VIEW)
+    assert version > time.time() - 60 and after.read(code).state == VIEW
+    after.end(code, secret)
+    assert not after.adopt(code, secret)                                 # ended by its presenter: stays ended
+    rooms = [after.create() for _ in range(3)]
+    with pytest.raises(RoomsFull):
+        after.create()
+    assert all(after.read(c) is not None for c, _ in rooms)              # nobody pushed out
+
+
+def wait_for(read, done, timeout: float = 10.0):
+    """What `read` gives once `done` says so (a liveness wait: the test fails only if it never happens)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = read()
+        if done(got) or time.monotonic() > deadline:
+            return got
+        time.sleep(0.02)
 
 
 def test_memory_rooms():
     check_store(MemoryRooms())
-    rooms = MemoryRooms(idle_s=0.05)
+    check_restart_and_limits(lambda fresh=False, **kw: MemoryRooms(**kw))
+    rooms = MemoryRooms(idle_s=0.05, unused_s=0.05)
     code, secret = rooms.create()
+    shown, shown_secret = rooms.create()
+    rooms.publish(shown, shown_secret, VIEW)
     time.sleep(0.1)
-    assert rooms.read(code) is None                                      # silent for too long: ended
+    assert rooms.read(code) is None and rooms.read(shown) is None        # silent for too long: ended
+    rooms = MemoryRooms(idle_s=60, unused_s=0.05)
+    unused, _ = rooms.create()
+    shown, shown_secret = rooms.create()
+    rooms.publish(shown, shown_secret, VIEW)
+    time.sleep(0.1)
+    assert rooms.read(unused) is None and rooms.read(shown) is not None  # a room never shown goes sooner
     with pytest.raises(RoomError):
         clean_state({"tab": "steps"})                                    # a view needs its sentence
 
 
 @pytest.fixture(scope="module")
 def redis_url():
-    server = shutil.which("redis-server")
-    if server is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed (CI installs it: apt-get install redis-server)")
-        pytest.skip("redis-server is not installed (apt-get install redis-server); CI runs this test")
-    port = free_port()
-    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
+    proc = start_redis(port := free_port())
     yield f"redis://127.0.0.1:{port}/0"
-    proc.terminate()
-    proc.wait(10)
+    stop_redis(proc)
 
 
 def test_redis_rooms(redis_url):
+    import redis
     from ui.rooms import RedisRooms
     check_store(RedisRooms(redis_url))
+    server = redis.Redis.from_url(redis_url)
+
+    def make(fresh=False, **kw):
+        if fresh:
+            server.flushdb()
+        return RedisRooms(redis_url, **kw)
+    make(fresh=True)
+    check_restart_and_limits(make)
+    server.flushdb()
+    rooms = RedisRooms(redis_url, unused_s=1)
+    code, secret = rooms.create()
+    assert 0 < server.ttl(rooms.key(code)) <= 1                          # never shown: gone in a second
+    rooms.publish(code, secret, VIEW)
+    assert server.ttl(rooms.key(code)) > 3600                            # shown: kept while it is used
 
 
 @pytest.fixture(scope="module")
@@ -410,9 +455,9 @@ def test_a_presenters_next_and_tab_reach_the_room_from_the_click_handler(bundled
     fns = {}
     for f in demo.fns.values():
         fns.setdefault(f.name, []).append(f.fn)
-    request = SimpleNamespace(session_hash="presenter-1")
+    request = SimpleNamespace(session_hash="presenter-1", client=SimpleNamespace(host="10.0.0.1"))
     room = fns["start"][0](None, request)[0]
-    code = room[0]
+    code = room["code"]
     trace = demo.frames.build.__self__.translator.trace("The cat is sleeping on the sofa.")
     page = demo.frames.build.__self__.page
     assert demo.rooms.read(code).version == 0
@@ -424,6 +469,6 @@ def test_a_presenters_next_and_tab_reach_the_room_from_the_click_handler(bundled
     page.announce(SimpleNamespace(session_hash="someone-else"), trace, "explorer")   # not a presenter: nothing
     assert demo.rooms.read(code).version == 1
     page.announce(request, trace, "explorer", view={"kind": "cross", "layer": 2, "head": "3", "scale": "Viridis"})
-    view = demo.rooms.read(code)
+    view = wait_for(lambda: demo.rooms.read(code), lambda v: v.version == 2)   # within PUBLISH_MIN_S of the last
     assert view.version == 2 and view.state == {"text": "The cat is sleeping on the sofa.", "tab": "explorer",
                                                 "kind": "cross", "layer": "2", "head": "3", "scale": "Viridis"}

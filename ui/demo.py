@@ -22,7 +22,9 @@ from .follow import FollowerViews, FollowPage, ViewFrames
 from .live import live_routes, wire_live
 from .page import Page
 from .reports import delete_cache_setting, sweep_reports
-from .rooms import MemoryRooms, RoomStore, RoomWatch
+from .room_limits import RoomLimits
+from .room_watch import RoomWatch
+from .rooms import MemoryRooms, RoomStore
 from .settings import (APP_CONCURRENCY, APP_GRADIO_ANALYTICS, APP_MAX_SESSIONS, APP_MAX_THREADS,
                        APP_REDRAW_CONCURRENCY, APP_STATUS_UPDATE_RATE, APP_TRANSLATE_WAITING)
 from .tabs import DEFAULT_TAB, TABS
@@ -63,7 +65,7 @@ class PageParts:
     go_btn: gr.Button
     results: list             # French, run info, pieces
     link: tuple               # Copy link button, link box
-    live: tuple               # live session: start, end, the room panel
+    live: tuple               # live session: start, end, the room panel, its status line
 
 
 def build_page(translator: Translator, checkpoint: Path) -> PageParts:
@@ -142,11 +144,11 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         wire_look(page, redraw)
         wire_page_load(demo, translator, page, tabs, fresh, [text, *result_outputs, tabs_box, current_tab],
                        drawn, redraw, model, picker)
-        watch = RoomWatch(rooms)
-        wire_live(page, tabs, current_tab, rooms, watch, *parts.live[:3])
+        watch, limits = RoomWatch(rooms), RoomLimits()
+        wire_live(demo, page, tabs, current_tab, rooms, watch, *parts.live[:4], limits=limits)
         wire_links(page, tabs, text, current_tab, *parts.link,
                    new_text=[go_btn.click, text.submit, example.input, picker.input])
-    demo.rooms, demo.watch = rooms, watch
+    demo.rooms, demo.watch, demo.limits = rooms, watch, limits
     demo.frames = ViewFrames(FollowerViews(page, tabs, translator).build)   # what a follower's page is sent
     demo.page_js = page_js(tour_json(translator.cfg))   # the page's scripts, the tour's stops with the model's sizes
     return demo
@@ -253,7 +255,7 @@ def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, b
     demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
                 state_session_capacity=APP_MAX_SESSIONS,
                 css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True,
-                app_kwargs={"routes": live_routes(demo.rooms, demo.watch, demo.frames),
+                app_kwargs={"routes": live_routes(demo.rooms, demo.watch, demo.frames, demo.limits),
                                                   "middleware": [Middleware(FollowPage)]})
     if block:
         demo.block_thread()

@@ -81,8 +81,9 @@ def live_controls() -> tuple:
         start = gr.Button("Start live session", size="sm", elem_id="live-start")
         end = gr.Button("End live session", size="sm", elem_id="live-end", visible=False)
     panel = gr.HTML(visible=False, elem_id="live-panel")
+    note = gr.HTML("", elem_id="live-status", elem_classes="presenter-only", padding=False)   # outages, a resume
     gr.HTML(JOIN_HTML, elem_id="join", elem_classes="not-presenter", padding=False)
-    return start, end, panel
+    return start, end, panel, note
 
 
 def build_display_section(cfg: ModelConfig, trace_state: gr.State, look, large) -> list:

@@ -12,10 +12,12 @@ stream cannot be kept open the page polls ``GET /live/rooms/CODE/view`` (304 whi
 from __future__ import annotations
 
 import asyncio
-import functools
 import html
 import io
+import json
 import logging
+import os
+import threading
 import time
 
 from typing import Optional
@@ -29,7 +31,9 @@ from transformer.viz import links
 from .follow import Look, ViewFrames
 from .links import link_controls
 from .page import Page
-from .rooms import RoomError, RoomStore, RoomWatch
+from .room_limits import RoomLimits
+from .room_watch import KEEP_ALIVE, TROUBLES, RoomWatch
+from .rooms import NoSuchRoom, RoomError, RoomsFull, RoomStore, StoreDown
 
 log = logging.getLogger("app")
 ROUTE = "/live/rooms"
@@ -37,43 +41,84 @@ PUBLISH_EVERY_S = 1.0         # the timer's publish: a safety net behind the cha
 TIMER_QUIET_S = 10.0          # ...which stays quiet this long after one (the presenter's page may not show it yet)
 
 
-def unavailable(e: Exception) -> JSONResponse:
-    """503: the room store does not answer (Redis restarting): the follower's page says it reconnects, and retries."""
-    log.warning("live rooms: the store does not answer: %s", e)
-    return JSONResponse({"error": "The lecture's room cannot be read just now: retrying."}, status_code=503,
+# what a follower's stream is told besides views (ui/static/follow.js)
+EVENTS = [(marker, f"event: {name}\ndata: {{}}\n\n".encode()) for name, marker in
+          (("interrupted", TROUBLES["down"]), ("lost", TROUBLES["lost"]), ("resumed", TROUBLES[None]))]
+
+
+def unavailable() -> JSONResponse:
+    """503: the room store does not answer (Redis stopped or restarting; the store logs it once): the follower's
+    page keeps its last view, says the connection is interrupted, and retries."""
+    return JSONResponse({"error": "The live connection is interrupted (the lecture's room cannot be read just now): "
+                                  "retrying.", "interrupted": True}, status_code=503,
                         headers={"Cache-Control": "no-store", "Retry-After": "2"})
 
 
+def locked_out(seconds: int) -> JSONResponse:
+    """429: this client asked for too many codes that name no room."""
+    return JSONResponse({"error": f"Too many unknown lecture codes from this network: try again in {seconds} s.",
+                         "locked": seconds}, status_code=429,
+                        headers={"Cache-Control": "no-store", "Retry-After": str(seconds)})
+
+
+def client_of(request) -> str:
+    client = getattr(request, "client", None)
+    return getattr(client, "host", None) or "unknown"
+
+
 def gone(rooms: RoomStore, code: str) -> JSONResponse:
-    """404 for a room that is not running: ended (it was a room) or unknown (a mistyped code)."""
+    """404 for a room that is not running: ended (it was a room) or unknown (a mistyped code, or a room a restart
+    lost: the page of a student who was following waits for its presenter to take it up again)."""
     ended = rooms.known(code)
     code = str(code).upper()[:12]
     error = (f"The lecture {code} has ended." if ended else f"No lecture with code {code}: check the code.")
     return JSONResponse({"error": error, "ended": ended}, status_code=404, headers={"Cache-Control": "no-store"})
 
 
-def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames) -> list:
+def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames, limits: Optional[RoomLimits] = None) -> list:
     """The followers' routes (a room's stream of views, its current view with an ETag) and the room's QR code, for
     the app's FastAPI server. Given to it when it is built (``launch(app_kwargs={"routes": ...})``), so they answer
-    from the server's first request: added after ``launch()``, a follower arriving in the first instant got a 404."""
+    from the server's first request: added after ``launch()``, a follower arriving in the first instant got a 404.
+    Each looks the room up through `lookup`: 429 for a client locked out (too many unknown codes), 503 while the
+    store does not answer, 404 for a room that is not running (an unknown code counts against the client)."""
     app = APIRouter()
+    limits = limits or RoomLimits()
+
+    async def lookup(code: str, request: Request):
+        """(the room's view, None) or (None, the answer that refuses it)."""
+        client = client_of(request)
+        locked = limits.locked_for(client)
+        if locked:
+            return None, locked_out(locked)
+        try:
+            view = await asyncio.to_thread(rooms.read, code)
+            if view is not None:
+                return view, None
+            answer = await asyncio.to_thread(gone, rooms, code)
+        except StoreDown:
+            return None, unavailable()
+        if not json.loads(answer.body)["ended"]:
+            locked = limits.missed(client)
+            if locked:
+                return None, locked_out(locked)
+        return None, answer
 
     @app.get(ROUTE + "/{code}/events")
     async def room_events(code: str, request: Request):
         """Server-sent events: ``data: {"version", "state", "view"}`` with ``id: version`` for each new view (the
         current one first, unless the browser's Last-Event-ID says it has it; ``view``: its figures and text for
-        the ``look`` and ``narrow`` the page asks for), ``event: end`` when the room ends, a comment every
+        the ``look`` and ``narrow`` the page asks for), ``event: end`` when the room ends, ``event: interrupted``
+        when the store stops answering, ``event: lost`` when the room vanished without an end (its presenter takes
+        it up again), ``event: resumed`` when that is over, a comment every
         KEEP_ALIVE_S while nothing changes."""
         try:
             after = int(request.headers.get("last-event-id") or 0)
         except ValueError:
             after = 0
         look = Look.of(request.query_params)
-        try:
-            if await asyncio.to_thread(rooms.read, code) is None:
-                return await asyncio.to_thread(gone, rooms, code)
-        except Exception as e:  # noqa: BLE001  the store blinked
-            return unavailable(e)
+        _, refused = await lookup(code, request)
+        if refused is not None:
+            return refused
 
         async def stream():
             yield b"retry: 2000\n\n"
@@ -81,19 +126,21 @@ def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames) -> list:
                 if view is None:
                     yield b"event: end\ndata: {}\n\n"
                     return
-                if view.version < 0:
+                if view is KEEP_ALIVE:
                     yield b": keep-alive\n\n"
-                    continue
-                yield await frames.frame(view, look)
+                elif any(view is marker for marker, _ in EVENTS):
+                    yield next(said for marker, said in EVENTS if view is marker)
+                else:
+                    yield await frames.frame(view, look)
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     @app.get(ROUTE + "/{code}")
-    def room_view(code: str, request: Request):
+    async def room_view(code: str, request: Request):
         """The room's view parameters (version and state), 304 while the browser has this version."""
-        view = rooms.read(code)
-        if view is None:
-            return gone(rooms, code)
+        view, refused = await lookup(code, request)
+        if refused is not None:
+            return refused
         etag = f'"{view.version}"'
         headers = {"ETag": etag, "Cache-Control": "no-cache"}
         if request.headers.get("if-none-match") == etag:
@@ -104,12 +151,9 @@ def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames) -> list:
     async def room_view_drawn(code: str, request: Request):
         """The same with the view drawn for the page's look (the follower's page polls this where a stream
         cannot be kept open)."""
-        try:
-            view = await asyncio.to_thread(rooms.read, code)
-            if view is None:
-                return await asyncio.to_thread(gone, rooms, code)
-        except Exception as e:  # noqa: BLE001  the store blinked
-            return unavailable(e)
+        view, refused = await lookup(code, request)
+        if refused is not None:
+            return refused
         look = Look.of(request.query_params)
         etag = f'"{view.version}-{int(look.dark)}{int(look.narrow)}"'
         headers = {"ETag": etag, "Cache-Control": "no-cache"}
@@ -119,9 +163,10 @@ def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames) -> list:
         return Response(frame[frame.index(b"data: ") + 6:-2], media_type="application/json", headers=headers)
 
     @app.get(ROUTE + "/{code}/qr.svg")
-    def room_qr(code: str, request: Request):
-        if rooms.read(code) is None:
-            return Response(status_code=404)
+    async def room_qr(code: str, request: Request):
+        _, refused = await lookup(code, request)
+        if refused is not None:
+            return refused
         return Response(qr_svg(follow_url(str(request.base_url), code)), media_type="image/svg+xml",
                         headers={"Cache-Control": "max-age=3600"})
 
@@ -160,95 +205,225 @@ def view_state(page: Page, tabs: list, trace, text, tab, scale, values) -> dict:
     return links.view_params(shown, tab, scale=scale, **view)
 
 
-def wire_live(page: Page, tabs: list, current_tab, rooms: RoomStore, watch: RoomWatch, start_btn, end_btn,
-              panel) -> None:
-    """Start / end a room, and publish the presenter's view while it runs (the followers in this process are
-    woken at once: ``watch.poke``)."""
-    room = gr.State(None)                 # (code, secret): this presenter's page only
-    timer = gr.Timer(PUBLISH_EVERY_S, active=False)
-    controls = [c for *_, c in link_controls(tabs)]
-    quiet = dict(api_visibility="private", queue=False)
-    versions: dict[str, int] = {}         # the last version each room published from this process
-    recent: dict[str, float] = {}         # when each room last published on a change (the timer waits after one)
-    shown: dict[str, dict] = {}           # each room's last view on each tab: {code: {tab: state}}
-    presenters: dict[str, tuple] = {}     # session hash -> (code, secret): for the moves announced by the server
+ROOM_KEY = "transformer-live-room"   # where the presenter's browser keeps its room (localStorage, gr.BrowserState)
+NO_ROOM: dict = {}                    # "no room" in the browser (gr.BrowserState does not store a falsy value)
+PUBLISH_MIN_S = 0.2                   # a room publishes at most this often: faster changes are sent as one, the last
+NOTES = {   # the presenter's status line under the live buttons (ui/static/presenter.css)
+    "down": ("live-down", "Publishing is paused: the lecture room store does not answer. Students keep the last "
+                          "view and are told the connection is interrupted; it resumes by itself."),
+    "resumed": ("live-resumed", "Live session {code} taken up again after a restart: the students' pages find it "
+                                "by themselves."),
+    "lost": ("live-lost", "Live session {code} has ended (a restart lost it, or it was ended elsewhere): start a "
+                          "new one; students join with the new code."),
+    "ended": ("live-lost", "Your last live session, {code}, is no longer running."),
+    "resume": ("live-resume", "Your live session {code} is still open: Resume it to publish this page again."),
+    "start_down": ("live-down", "The live session could not start: the lecture room store does not answer. Try "
+                                "again in a moment."),
+    "end_down": ("live-down", "The live session could not be ended: the lecture room store does not answer. Try "
+                              "again in a moment."),
+    "too_many": ("live-down", "Too many live sessions were started from this network in the last minutes: try "
+                              "again later, or resume the one you have."),
+}
 
-    def start(room_v, request: gr.Request):
-        if room_v is None:
-            room_v = rooms.create()
+
+def note_html(kind: str, code: str = "", detail: str = "") -> str:
+    if not kind:
+        return ""
+    cls, text = NOTES[kind] if kind in NOTES else ("live-down", detail)
+    return f'<div class="live-note-line {cls}" role="status">{html.escape(text.format(code=code))}</div>'
+
+
+def held(room_v) -> Optional[tuple[str, str]]:
+    """The (code, secret) a presenter's browser holds, or None (anything else it may send is no room)."""
+    if isinstance(room_v, dict) and isinstance(room_v.get("code"), str) and isinstance(room_v.get("secret"), str):
+        return room_v["code"][:12], room_v["secret"][:200]
+    return None
+
+
+class LiveRooms:
+    """The presenter's side of live sessions in one app process: start (or resume) a room, publish the page's view
+    to it (coalesced to one publish per PUBLISH_MIN_S; taken up again under its code when a restart lost it), end
+    it. The room's (code, secret) lives in the presenter's browser, so it outlives the app process."""
+
+    def __init__(self, page: Page, tabs: list, rooms: RoomStore, watch: RoomWatch, limits: RoomLimits) -> None:
+        self.page, self.tabs, self.rooms, self.watch, self.limits = page, tabs, rooms, watch, limits
+        self.versions: dict[str, int] = {}      # the last version each room published from this process
+        self.recent: dict[str, float] = {}      # when each room last published on a change (the timer waits after one)
+        self.shown: dict[str, dict] = {}        # each room's last view on each tab: {code: {tab: state}}
+        self.presenters: dict[str, tuple] = {}  # session hash -> (code, secret): for the moves announced by the server
+        self.last_sent: dict[str, float] = {}
+        self.pending: dict[str, tuple] = {}     # code -> (room, state) waiting for its PUBLISH_MIN_S
+        self.outcomes: dict[str, str] = {}      # code -> how its last publish went (ok, resumed, down, lost)
+        self.lock = threading.Lock()
+
+    def forget(self, code: str) -> None:
+        for kept in (self.versions, self.recent, self.shown, self.pending, self.outcomes):
+            kept.pop(code, None)
+
+    def opened(self, room: tuple) -> tuple:
+        """The page's live controls for a running room: (room, panel, timer, start, end)."""
+        return ({"code": room[0], "secret": room[1]}, gr.update(value=room_html(room[0]), visible=True),
+                gr.Timer(active=True), gr.update(visible=False, value="Start live session"), gr.update(visible=True))
+
+    def closed(self) -> tuple:
+        return (NO_ROOM, gr.update(value="", visible=False), gr.Timer(active=False),
+                gr.update(visible=True, value="Start live session"), gr.update(visible=False))
+
+    def start(self, room_v, request: gr.Request) -> tuple:
+        """Start a room, or resume the one this browser holds (taken up again if a restart lost it)."""
+        room, note = held(room_v), ""
+        try:
+            if room is not None and (self.rooms.owns(*room) or self.rooms.adopt(*room)):
+                note = "resumed"
+            else:
+                if not self.limits.may_create(client_of(request)):
+                    return (*[gr.skip()] * 5, note_html("too_many"))
+                room = self.rooms.create()
+        except StoreDown:
+            return (*[gr.skip()] * 5, note_html("start_down"))
+        except RoomsFull as e:
+            return (*[gr.skip()] * 5, note_html("", detail=f"The live session could not start: {e}."))
         if request is not None and request.session_hash:
-            presenters[request.session_hash] = room_v
-        return (room_v, gr.update(value=room_html(room_v[0]), visible=True), gr.Timer(active=True),
-                gr.update(visible=False), gr.update(visible=True))
+            self.presenters[request.session_hash] = room
+        return (*self.opened(room), note_html(note, room[0]))
 
-    def end(room_v, request: gr.Request):
+    def end(self, room_v, request: gr.Request) -> tuple:
+        room = held(room_v)
         if request is not None:
-            presenters.pop(request.session_hash, None)
-        if room_v is not None:
+            self.presenters.pop(request.session_hash, None)
+        if room is not None:
             try:
-                rooms.end(*room_v)
+                self.rooms.end(*room)
+            except StoreDown:
+                return (*[gr.skip()] * 5, note_html("end_down"))
             except RoomError:
                 pass
-            watch.poke(room_v[0])
-            for kept in (versions, recent, shown):
-                kept.pop(room_v[0], None)
-        return (None, gr.update(value="", visible=False), gr.Timer(active=False), gr.update(visible=True),
-                gr.update(visible=False))
+            self.watch.poke(room[0])
+            self.forget(room[0])
+        return (*self.closed(), "")
 
-    def send(room_v, state: dict) -> None:
-        code = room_v[0]
+    def check(self, room_v) -> tuple:
+        """A page opens: a room this browser holds is offered to resume (Start says so), or said to have ended."""
+        room = held(room_v)
+        if room is None:
+            return gr.skip(), gr.skip(), gr.skip()
         try:
-            version = rooms.publish(*room_v, state)
-        except RoomError as e:
-            log.warning("live room: %s", e)
-            if "no such room" in str(e):            # ended or expired: forget it here too
-                for kept in (versions, recent, shown):
-                    kept.pop(code, None)
-            return
-        except Exception as e:  # noqa: BLE001  the store blinked (Redis restarting): the presenter's page goes on
-            log.warning("live room %s: publishing failed: %s", code, e)
-            return
-        shown.setdefault(code, {})[state["tab"]] = state
-        if versions.get(code) != version:
-            versions[code] = version
-            watch.poke(code)
+            if self.rooms.owns(*room) or self.rooms.keys.proves(*room):
+                return gr.skip(), gr.update(value=f"Resume live session {room[0]}"), note_html("resume", room[0])
+        except StoreDown:
+            return gr.skip(), gr.skip(), note_html("start_down")
+        return NO_ROOM, gr.skip(), note_html("ended", room[0])
 
-    def publish(room_v, trace, text, tab, scale, *values, timer_tick=False):
-        if room_v is None or trace is None:
-            return
-        code = room_v[0]
-        if timer_tick and time.monotonic() - recent.get(code, 0.0) < TIMER_QUIET_S:
-            return                      # a change or a move published lately: the timer's values may be older
+    def deliver(self, room: tuple, state: dict) -> str:
+        """Publish now: "ok", "resumed" (a restart had lost the room: taken up again), "down" or "lost"."""
+        outcome = self.outcomes[room[0]] = self._deliver(room, state)
+        return outcome
+
+    def _deliver(self, room: tuple, state: dict) -> str:
+        code, outcome = room[0], "ok"
+        try:
+            try:
+                version = self.rooms.publish(*room, state)
+            except NoSuchRoom:
+                if not self.rooms.adopt(*room):
+                    raise
+                log.warning("live room %s: taken up again by its presenter (a restart had lost it)", code)
+                version, outcome = self.rooms.publish(*room, state), "resumed"
+        except StoreDown:
+            return "down"
+        except RoomError as e:          # ended, not this room's secret, or no room left for it
+            log.warning("live room %s: %s", code, e)
+            self.forget(code)
+            return "lost"
+        self.shown.setdefault(code, {})[state["tab"]] = state
+        if self.versions.get(code) != version:
+            self.versions[code] = version
+            self.watch.poke(code)
+        return outcome
+
+    def send(self, room: tuple, state: dict) -> str:
+        """Publish, at most once per PUBLISH_MIN_S per room: a faster change waits, and only the last one goes."""
+        code = room[0]
+        with self.lock:
+            wait = self.last_sent.get(code, -PUBLISH_MIN_S) + PUBLISH_MIN_S - time.monotonic()
+            if wait > 0:
+                if code not in self.pending:
+                    threading.Timer(wait, self.flush, [code]).start()
+                self.pending[code] = (room, state)
+                return self.outcomes.get(code, "ok")     # as the last one went: the page's status stays true
+            self.last_sent[code] = time.monotonic()
+        return self.deliver(room, state)
+
+    def flush(self, code: str) -> None:
+        with self.lock:
+            room, state = self.pending.pop(code, (None, None))
+            if room is None:
+                return
+            self.last_sent[code] = time.monotonic()
+        self.deliver(room, state)
+
+    def publish(self, room_v, trace, text, tab, scale, note, *values, timer_tick=False, request=None) -> tuple:
+        """The presenter's page's view, published; the page's live controls change only when the outcome does."""
+        room = held(room_v)
+        skip = (gr.skip(),) * 6
+        if room is None or (trace is None and not str(text or "").strip()):
+            return skip
+        code = room[0]
+        if timer_tick and time.monotonic() - self.recent.get(code, 0.0) < TIMER_QUIET_S:
+            return skip                 # a change or a move published lately: the timer's values may be older
         if not timer_tick:
-            recent[code] = time.monotonic()
-        send(room_v, view_state(page, tabs, trace, text, tab, scale, values))
+            self.recent[code] = time.monotonic()
+        if request is not None and request.session_hash:
+            self.presenters[request.session_hash] = room
+        outcome = self.send(room, view_state(self.page, self.tabs, trace, text, tab, scale, values))
+        if outcome == "lost":
+            return (*self.closed(), note_html("lost", code))
+        if outcome == "ok":
+            return (*skip[:5], "" if "live-down" in str(note or "") else gr.skip())
+        shown = note_html(outcome, code)
+        return (*skip[:5], gr.skip() if shown == note else shown)
 
-    def announce(request, trace, tab: str, step=None, view: Optional[dict] = None) -> None:
+    def announce(self, request, trace, tab: str, step=None, view: Optional[dict] = None) -> None:
         """A presenter's move (Next, Previous, a tab opened) published from the server's handler of it, before the
         presenter's own page has drawn it: `view` (the tab's link values and the colour scale, as the handler got
         them), else that tab's view as last published; at the new step."""
-        room_v = presenters.get(getattr(request, "session_hash", None) or "")
-        if room_v is None or trace is None:
+        room = self.presenters.get(getattr(request, "session_hash", None) or "")
+        if room is None or trace is None:
             return
         if view is not None:
             state = links.view_params(trace.source.text, tab, **view)
         else:
-            state = dict(shown.get(room_v[0], {}).get(tab) or {})
+            state = dict(self.shown.get(room[0], {}).get(tab) or {})
             if state.get("text") != trace.source.text:
                 state = {"text": trace.source.text}
             state["tab"] = tab
         if step is not None:
             state["step"] = str(step)
-        recent[room_v[0]] = time.monotonic()
-        send(room_v, state)
-    page.announce = announce
+        self.recent[room[0]] = time.monotonic()
+        self.send(room, state)
 
+
+def wire_live(demo, page: Page, tabs: list, current_tab, rooms: RoomStore, watch: RoomWatch, start_btn, end_btn,
+              panel, note, limits: Optional[RoomLimits] = None) -> LiveRooms:
+    """Start / resume / end a room, and publish the presenter's view while it runs (the followers in this process
+    are woken at once: ``watch.poke``)."""
+    live = LiveRooms(page, tabs, rooms, watch, limits or RoomLimits())
+    # (code, secret) in the presenter's browser: it survives a reload and a restart of the app. A fixed key (the
+    # value is the presenter's own, sent with each event) so that a restarted app reads it.
+    room = gr.BrowserState(NO_ROOM, storage_key=ROOM_KEY, secret=os.environ.get("APP_BROWSER_STATE_KEY", ROOM_KEY))
+    timer = gr.Timer(PUBLISH_EVERY_S, active=False)
+    controls = [c for *_, c in link_controls(tabs)]
+    quiet = dict(api_visibility="private", queue=False)
+    page.announce = live.announce
+    live_outputs = [room, panel, timer, start_btn, end_btn, note]
+    # the page presents while its panel shows a room (read once Gradio has drawn the outputs)
+    presenting = ("() => { setTimeout(() => document.body.classList.toggle('presenting', "
+                  "!!document.querySelector('#live-panel .live-room')), 0); }")
+    demo.load(live.check, room, [room, start_btn, note], **quiet)
     # While a room runs, the presenter's page carries the class "presenting": only then does a change send anything.
-    start_btn.click(start, room, [room, panel, timer, start_btn, end_btn], **quiet).then(
-        None, None, None, js="() => { document.body.classList.add('presenting'); }", **quiet)
-    end_btn.click(end, room, [room, panel, timer, start_btn, end_btn], **quiet).then(
-        None, None, None, js="() => { document.body.classList.remove('presenting'); }", **quiet)
-    inputs = [room, page.trace, page.text, current_tab, page.look[2], *controls]
+    start_btn.click(live.start, room, live_outputs, **quiet).then(None, None, None, js=presenting, **quiet)
+    end_btn.click(live.end, room, live_outputs, **quiet).then(None, None, None, js=presenting, **quiet)
+    inputs = [room, page.trace, page.text, current_tab, page.look[2], note, *controls]
     # Published as soon as the presenter's page has a new value (each control's change, a new translation), and a
     # move or a tab by the server's handler of the click itself (``announce``, above); the timer is a safety net.
     # The changes reach the server through one off-screen button, pressed in the browser only on a presenting page:
@@ -257,5 +432,14 @@ def wire_live(page: Page, tabs: list, current_tab, rooms: RoomStore, watch: Room
     gr.on([page.french.change, current_tab.change, page.look[2].change, *(c.change for c in controls)], None, None,
           None, js="() => { if (document.body.classList.contains('presenting')) "
                    "document.getElementById('live-publish').click(); }", **quiet)
-    send_btn.click(publish, inputs, None, show_progress="hidden", trigger_mode="always_last", **quiet)
-    timer.tick(functools.partial(publish, timer_tick=True), inputs, None, show_progress="hidden", **quiet)
+
+    def publish(request: gr.Request, *args):
+        return live.publish(*args, request=request)
+
+    def tick(request: gr.Request, *args):
+        return live.publish(*args, timer_tick=True, request=request)
+    send_btn.click(publish, inputs, live_outputs, show_progress="hidden", trigger_mode="always_last",
+                   **quiet).then(None, None, None, js=presenting, **quiet)
+    timer.tick(tick, inputs, live_outputs, show_progress="hidden", **quiet).then(None, None, None, js=presenting,
+                                                                                  **quiet)
+    return live

@@ -2,44 +2,69 @@
 
 A room holds the view's state: the link parameters (``LINK_KEYS`` of ``transformer/viz/links.py``: text,
 tab, step, kind, layer, head, the explorer's mode, the colour scale, Compare's variant), a version that grows
-with every change, and the time of the last change. Only the holder of the room's secret (kept in the presenter's page, never in the link) can change
-it or end it; anyone with the short code can read it. A room ends when the presenter ends it or after
-ROOM_IDLE_S without a change.
+with every change, and the time of the last change. Only the holder of the room's secret (kept in the
+presenter's browser, never in the link) can change it or end it; anyone with the short code can read it. A room
+ends when the presenter ends it, after ROOM_IDLE_S without a change, or after ROOM_UNUSED_S if nothing was ever
+shown in it.
+
+A room's secret is signed with this app's key (``RoomKeys``): after the app, or the room store, restarted
+without the room, the presenter's page presents its secret again and the room comes back under the same code
+(``adopt``), so its followers find it again. A room the presenter ended never comes back.
 
 Two stores behind one small interface: ``MemoryRooms`` (the default: one app process) and ``RedisRooms``
-(``--redis URL``: several app processes behind a load balancer share rooms). ``RoomWatch`` pushes a room's
-changes to the followers connected to this process: one reader per room and process, however many follow.
+(``--redis URL``: several app processes behind a load balancer share rooms). Either holds at most MAX_ROOMS
+rooms and refuses a new one beyond (``RoomsFull``): a loop creating rooms cannot push out a lecture. When Redis
+does not answer, ``RedisRooms`` raises ``StoreDown`` at once (one try a second, one log line per outage).
+The followers' side, one reader per room and process, is ``room_watch.RoomWatch``.
 """
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import json
 import logging
+import os
 import secrets
+import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import AsyncIterator, Optional, Protocol
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Protocol
 
 from transformer.viz.links import LINK_KEYS
 
 log = logging.getLogger("app")
 
-WATCH_EVERY_S = 0.2             # how often a process reads a followed room from its store (a change published in this process is read at once: RoomWatch.poke)
-KEEP_ALIVE_S = 15.0             # a comment on an idle stream, so that proxies keep it open
 ROOM_IDLE_S = 4 * 3600          # a room nobody changed for this long ends
-MAX_ROOMS = 1000                # rooms at once in one memory store (the oldest idle one goes first)
+ROOM_UNUSED_S = 15 * 60         # ...and one that never showed anything, this long after it was made
+MAX_ROOMS = 1000                # rooms at once in one store; a new one beyond is refused (APP_MAX_ROOMS)
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I: read aloud and typed on phones
 CODE_LENGTH = 6
 STATE_KEYS = LINK_KEYS   # a room holds what a link holds
 MAX_VALUE_CHARS = 4000
 ENDED_KEPT_S = 24 * 3600        # an ended room's code is remembered this long: a follower is told "ended", not "unknown"
+STORE_RETRY_S = 1.0             # while the store does not answer, it is tried again at most this often
 
 
 class RoomError(ValueError):
     """A request a room refuses: unknown code, wrong secret, a state it cannot hold."""
+
+
+class NoSuchRoom(RoomError):
+    """The room is not running: it ended, expired, or a restart lost it."""
+
+
+class NotPresenter(RoomError):
+    """The secret is not this room's."""
+
+
+class RoomsFull(RoomError):
+    """The store holds its most rooms: a new one is refused (not one running pushed out)."""
+
+
+class StoreDown(RuntimeError):
+    """The room store does not answer (Redis stopped, hung or restarting): try again shortly."""
 
 
 @dataclass(frozen=True)
@@ -66,8 +91,85 @@ def clean_state(state) -> dict:
     return out
 
 
+def max_rooms() -> int:
+    return int(os.environ.get("APP_MAX_ROOMS") or MAX_ROOMS)
+
+
+class RoomKeys:
+    """A room's secret is a random token signed with the app's key (HMAC-SHA256 of code and token): the app
+    recognises a presenter's secret even after it restarted, or after the store lost the room. The key: the
+    environment's APP_ROOM_KEY (the same in every app process of a deployment), else a file of this machine's
+    (APP_ROOM_KEY_FILE, by default in the temporary folder), made once, readable by this user only."""
+
+    def __init__(self, key: bytes) -> None:
+        self.key = key
+
+    @classmethod
+    def of_this_app(cls) -> "RoomKeys":
+        if os.environ.get("APP_ROOM_KEY"):
+            return cls(os.environ["APP_ROOM_KEY"].encode("utf-8"))
+        path = Path(os.environ.get("APP_ROOM_KEY_FILE") or Path(tempfile.gettempdir()) / "transformer-rooms.key")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32))
+        except FileExistsError:
+            pass
+        return cls(path.read_text().strip().encode("utf-8"))
+
+    def _sign(self, code: str, token: str) -> str:
+        return hmac.new(self.key, f"{code.upper()}.{token}".encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+    def new_secret(self, code: str) -> str:
+        token = secrets.token_urlsafe(18)
+        return f"{token}.{self._sign(code, token)}"
+
+    def proves(self, code: str, secret) -> bool:
+        """Was `secret` made by this app for the room `code`?"""
+        token, _, sig = str(secret or "").rpartition(".")
+        return bool(token) and hmac.compare_digest(sig, self._sign(str(code), token))
+
+
+class Outage:
+    """The store's health as this process sees it: one warning when it stops answering, one line when it answers
+    again (not a line per failed request), and at most one try per STORE_RETRY_S meanwhile."""
+
+    def __init__(self, what: str) -> None:
+        self.what, self.since, self.tried = what, None, 0.0
+        self._lock = threading.Lock()
+
+    @property
+    def down(self) -> bool:
+        return self.since is not None
+
+    def wait(self) -> bool:
+        """True while the store is down and was tried less than STORE_RETRY_S ago (answer "down" at once)."""
+        with self._lock:
+            if self.since is None or time.monotonic() - self.tried >= STORE_RETRY_S:
+                self.tried = time.monotonic()
+                return False
+            return True
+
+    def failed(self, e: Exception) -> None:
+        with self._lock:
+            if self.since is None:
+                self.since = time.monotonic()
+                log.warning("live rooms: %s does not answer (%s: %s): followers keep the last view, publishing "
+                            "is paused, retrying", self.what, type(e).__name__, e)
+
+    def answered(self) -> None:
+        if self.since is None:
+            return
+        with self._lock:
+            if self.since is not None:
+                log.warning("live rooms: %s answers again after %.0f s", self.what, time.monotonic() - self.since)
+                self.since = None
+
+
 class RoomStore(Protocol):
     def create(self) -> tuple[str, str]: ...                       # (code, secret)
+    def adopt(self, code: str, secret: str) -> bool: ...           # the room again, after a restart lost it
+    def owns(self, code: str, secret: str) -> bool: ...            # is this running room the secret's?
     def publish(self, code: str, secret: str, state: dict) -> int: ...   # the new version
     def read(self, code: str) -> Optional[RoomView]: ...
     def end(self, code: str, secret: str) -> None: ...
@@ -77,44 +179,71 @@ class RoomStore(Protocol):
 class MemoryRooms:
     """Rooms in this process's memory (thread-safe)."""
 
-    def __init__(self, idle_s: float = ROOM_IDLE_S, max_rooms: int = MAX_ROOMS) -> None:
-        self.idle_s, self.max_rooms = idle_s, max_rooms
+    def __init__(self, idle_s: float = ROOM_IDLE_S, max_rooms: Optional[int] = None,
+                 keys: Optional[RoomKeys] = None, unused_s: float = ROOM_UNUSED_S) -> None:
+        self.idle_s, self.unused_s = idle_s, unused_s
+        self.max_rooms = max_rooms or globals()["max_rooms"]()
+        self.keys = keys or RoomKeys.of_this_app()
         self._rooms: dict[str, dict] = {}
-        self._ended: dict[str, float] = {}      # code -> when it ended (read by `known`)
+        self._ended: dict[str, tuple[float, bool]] = {}   # code -> (when it ended, ended by its presenter)
         self._lock = threading.Lock()
 
+    def _alive(self, room: Optional[dict], now: float) -> bool:
+        return room is not None and now - room["touched"] <= (self.idle_s if room["version"] else self.unused_s)
+
     def _sweep(self, now: float) -> None:
-        for code in [c for c, r in self._rooms.items() if now - r["touched"] > self.idle_s]:
-            self._drop(code, now)
-        while len(self._rooms) >= self.max_rooms:
-            self._drop(min(self._rooms, key=lambda c: self._rooms[c]["touched"]), now)
-        for code in [c for c, t in self._ended.items() if now - t > ENDED_KEPT_S]:
+        for code in [c for c, r in self._rooms.items() if not self._alive(r, now)]:
+            self._drop(code, now, False)
+        for code in [c for c, (t, _) in self._ended.items() if now - t > ENDED_KEPT_S]:
             del self._ended[code]
         while len(self._ended) > 10 * self.max_rooms:
             del self._ended[next(iter(self._ended))]
 
-    def _drop(self, code: str, now: float) -> None:
+    def _drop(self, code: str, now: float, by_presenter: bool) -> None:
         del self._rooms[code]
-        self._ended[code] = now
+        self._ended[code] = (now, by_presenter)
+
+    def _add(self, code: str, secret: str, version: int, now: float) -> None:
+        self._sweep(now)
+        if len(self._rooms) >= self.max_rooms:
+            raise RoomsFull(f"this app holds its most live sessions ({self.max_rooms}) just now: try again later")
+        self._rooms[code] = dict(secret=digest(secret), state={}, version=version, touched=now)
 
     def create(self) -> tuple[str, str]:
-        secret = secrets.token_urlsafe(24)
+        with self._lock:
+            code = new_code()
+            while code in self._rooms or code in self._ended:
+                code = new_code()
+            secret = self.keys.new_secret(code)
+            self._add(code, secret, 0, time.time())
+        return code, secret
+
+    def adopt(self, code: str, secret: str) -> bool:
+        code = str(code).upper()
+        if not self.keys.proves(code, secret):
+            return False
         with self._lock:
             now = time.time()
-            self._sweep(now)
-            code = new_code()
-            while code in self._rooms:
-                code = new_code()
-            self._rooms[code] = dict(secret=digest(secret), state={}, version=0, touched=now)
-        return code, secret
+            if self._alive(self._rooms.get(code), now) or self._ended.get(code, (0, False))[1]:
+                return False
+            self._rooms.pop(code, None)
+            self._add(code, secret, int(now), now)   # a version above any the followers saw before
+            return True
 
     def _owned(self, code: str, secret: str) -> dict:
         room = self._rooms.get(str(code).upper())
-        if room is None or time.time() - room["touched"] > self.idle_s:
-            raise RoomError("no such room (it may have ended)")
+        if not self._alive(room, time.time()):
+            raise NoSuchRoom("no such room (it may have ended)")
         if not hmac.compare_digest(room["secret"], digest(str(secret or ""))):
-            raise RoomError("only the presenter can change this room")
+            raise NotPresenter("only the presenter can change this room")
         return room
+
+    def owns(self, code: str, secret: str) -> bool:
+        with self._lock:
+            try:
+                return bool(self._owned(code, secret))
+            except RoomError:
+                return False
 
     def publish(self, code: str, secret: str, state: dict) -> int:
         state = clean_state(state)
@@ -128,14 +257,14 @@ class MemoryRooms:
     def read(self, code: str) -> Optional[RoomView]:
         with self._lock:
             room = self._rooms.get(str(code).upper())
-            if room is None or time.time() - room["touched"] > self.idle_s:
+            if not self._alive(room, time.time()):
                 return None
             return RoomView(room["version"], dict(room["state"]))
 
     def end(self, code: str, secret: str) -> None:
         with self._lock:
             self._owned(code, secret)
-            self._drop(str(code).upper(), time.time())
+            self._drop(str(code).upper(), time.time(), True)
 
     def known(self, code: str) -> bool:
         code = str(code).upper()
@@ -145,8 +274,23 @@ class MemoryRooms:
 
 class RedisRooms:
     """Rooms in Redis, shared by every app process that uses the same server: one hash per room, expiring
-    after ROOM_IDLE_S without a change. A publish is one atomic script (check the secret, bump the version)."""
+    after ROOM_IDLE_S without a change (ROOM_UNUSED_S before its first view), and a sorted set of the rooms by
+    expiry that caps how many there are. Making, adopting, publishing and ending a room are each one atomic
+    script: no room is ever half written."""
 
+    # KEYS: room, known, index. ARGV: secret digest, first version, unused_s, known_s, now, max rooms, adopting.
+    CREATE = """
+    if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+    if ARGV[7] == '1' and redis.call('GET', KEYS[2]) == 'ended' then return -2 end
+    redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[5])
+    if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return -1 end
+    redis.call('HSET', KEYS[1], 'secret', ARGV[1], 'state', '{}', 'version', ARGV[2])
+    redis.call('EXPIRE', KEYS[1], ARGV[3])
+    redis.call('SET', KEYS[2], '1', 'EX', ARGV[4])
+    redis.call('ZADD', KEYS[3], tonumber(ARGV[5]) + tonumber(ARGV[3]), KEYS[1])
+    return 1
+    """
+    # KEYS: room, index. ARGV: secret digest, state, idle_s, now.
     PUBLISH = """
     local secret = redis.call('HGET', KEYS[1], 'secret')
     if not secret then return -1 end
@@ -156,15 +300,49 @@ class RedisRooms:
       redis.call('HINCRBY', KEYS[1], 'version', 1)
     end
     redis.call('EXPIRE', KEYS[1], ARGV[3])
+    redis.call('ZADD', KEYS[2], tonumber(ARGV[4]) + tonumber(ARGV[3]), KEYS[1])
     return tonumber(redis.call('HGET', KEYS[1], 'version'))
     """
+    # KEYS: room, known, index. ARGV: secret digest, known_s.
+    END = """
+    local secret = redis.call('HGET', KEYS[1], 'secret')
+    if not secret then return -1 end
+    if secret ~= ARGV[1] then return -2 end
+    redis.call('DEL', KEYS[1])
+    redis.call('ZREM', KEYS[3], KEYS[1])
+    redis.call('SET', KEYS[2], 'ended', 'EX', ARGV[2])
+    return 1
+    """
+    INDEX = "transformer-rooms"
 
-    def __init__(self, url: str, idle_s: float = ROOM_IDLE_S) -> None:
+    def __init__(self, url: str, idle_s: float = ROOM_IDLE_S, max_rooms: Optional[int] = None,
+                 keys: Optional[RoomKeys] = None, unused_s: float = ROOM_UNUSED_S) -> None:
         import redis
-        self.r = redis.Redis.from_url(url, decode_responses=True, socket_timeout=2)
-        self.idle_s = int(idle_s)
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+        # one try, two seconds at most: a hung server is told at once, not after redis-py's backed-off retries
+        self.r = redis.Redis.from_url(url, decode_responses=True, socket_timeout=2, socket_connect_timeout=2,
+                                      retry=Retry(NoBackoff(), 0))
+        self.down_errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+        self.idle_s, self.unused_s = int(idle_s), int(max(1, unused_s))
+        self.max_rooms = max_rooms or globals()["max_rooms"]()
+        self.keys = keys or RoomKeys.of_this_app()
+        self.outage = Outage("the room store (Redis)")
+        self._create = self.r.register_script(self.CREATE)
         self._publish = self.r.register_script(self.PUBLISH)
+        self._end = self.r.register_script(self.END)
         self.r.ping()
+
+    def _call(self, fn, *args, **kwargs):
+        if self.outage.wait():
+            raise StoreDown("the room store does not answer")
+        try:
+            out = fn(*args, **kwargs)
+        except self.down_errors as e:
+            self.outage.failed(e)
+            raise StoreDown("the room store does not answer") from e
+        self.outage.answered()
+        return out
 
     @staticmethod
     def key(code: str) -> str:
@@ -174,129 +352,61 @@ class RedisRooms:
     def known_key(code: str) -> str:
         return f"transformer-room-known:{str(code).upper()}"
 
+    def _make(self, code: str, secret: str, version: int, adopting: bool) -> int:
+        return int(self._call(self._create, keys=[self.key(code), self.known_key(code), self.INDEX],
+                              args=[digest(secret), version, self.unused_s, self.idle_s + ENDED_KEPT_S,
+                                    time.time(), self.max_rooms, int(adopting)]))
+
+    def full(self) -> RoomsFull:
+        return RoomsFull(f"the lecture rooms hold their most live sessions ({self.max_rooms}) just now: "
+                         "try again later")
+
     def create(self) -> tuple[str, str]:
-        secret = secrets.token_urlsafe(24)
         while True:
             code = new_code()
-            if self.r.hsetnx(self.key(code), "secret", digest(secret)):
-                self.r.hset(self.key(code), mapping={"state": "{}", "version": 0})
-                self.r.expire(self.key(code), self.idle_s)
-                self.r.set(self.known_key(code), 1, ex=self.idle_s + ENDED_KEPT_S)
+            secret = self.keys.new_secret(code)
+            made = self._make(code, secret, 0, False)
+            if made == -1:
+                raise self.full()
+            if made == 1:
                 return code, secret
+
+    def adopt(self, code: str, secret: str) -> bool:
+        if not self.keys.proves(code, secret):
+            return False
+        made = self._make(code, secret, int(time.time()), True)
+        if made == -1:
+            raise self.full()
+        return made == 1
+
+    def owns(self, code: str, secret: str) -> bool:
+        room = self._call(self.r.hget, self.key(code), "secret")
+        return room is not None and hmac.compare_digest(room, digest(str(secret or "")))
+
+    def _refused(self, answer: int) -> None:
+        if answer == -1:
+            raise NoSuchRoom("no such room (it may have ended)")
+        if answer == -2:
+            raise NotPresenter("only the presenter can change this room")
 
     def publish(self, code: str, secret: str, state: dict) -> int:
         body = json.dumps(clean_state(state), sort_keys=True)
-        version = int(self._publish(keys=[self.key(code)], args=[digest(str(secret or "")), body, self.idle_s]))
-        if version == -1:
-            raise RoomError("no such room (it may have ended)")
-        if version == -2:
-            raise RoomError("only the presenter can change this room")
+        version = int(self._call(self._publish, keys=[self.key(code), self.INDEX],
+                                 args=[digest(str(secret or "")), body, self.idle_s, time.time()]))
+        self._refused(version)
         return version
 
     def read(self, code: str) -> Optional[RoomView]:
-        room = self.r.hgetall(self.key(code))
+        room = self._call(self.r.hgetall, self.key(code))
         return RoomView(int(room["version"]), json.loads(room["state"])) if room else None
 
     def end(self, code: str, secret: str) -> None:
-        room = self.r.hget(self.key(code), "secret")
-        if room is None:
-            raise RoomError("no such room (it may have ended)")
-        if not hmac.compare_digest(room, digest(str(secret or ""))):
-            raise RoomError("only the presenter can change this room")
-        self.r.delete(self.key(code))
-        self.r.set(self.known_key(code), 1, ex=ENDED_KEPT_S)
+        self._refused(int(self._call(self._end, keys=[self.key(code), self.known_key(code), self.INDEX],
+                                     args=[digest(str(secret or "")), ENDED_KEPT_S])))
 
     def known(self, code: str) -> bool:
-        return bool(self.r.exists(self.known_key(code)))
+        return bool(self._call(self.r.exists, self.known_key(code)))
 
 
 def room_store(redis_url: Optional[str] = None) -> RoomStore:
     return RedisRooms(redis_url) if redis_url else MemoryRooms()
-
-
-@dataclass
-class _Watched:
-    latest: Optional[RoomView] = None           # None once the room has ended
-    read: bool = False                          # `latest` has been read from the store at least once
-    followers: int = 0
-    changed: asyncio.Event = field(default_factory=asyncio.Event)   # replaced after each change
-    task: Optional[asyncio.Task] = None         # the reader (held here: the loop keeps only a weak reference)
-    poked: asyncio.Event = field(default_factory=asyncio.Event)     # set by `poke`: read now, not at the next tick
-
-
-class RoomWatch:
-    """Followers' streams of a room's views, for one process's event loop. One task per followed room reads the
-    store every `every` seconds (in a worker thread: Redis answers over the network) and wakes that room's
-    followers when the version changed, so 200 followers cost one read per room, not 200 requests. A follower
-    gets every version this process saw, in order; a presenter publishing twice within `every` seconds is
-    seen once (at the later view)."""
-
-    def __init__(self, rooms: "RoomStore", every: float = WATCH_EVERY_S, keep_alive: float = KEEP_ALIVE_S) -> None:
-        self.rooms, self.every, self.keep_alive = rooms, every, keep_alive
-        self._watched: dict[str, _Watched] = {}
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-
-    def poke(self, code: str) -> None:
-        """The room changed (published by this process, from any thread): its reader reads it now, so this
-        process's followers get it at once instead of at the next tick (other processes read at theirs)."""
-        w, loop = self._watched.get(str(code).upper()), self._loop
-        if w is not None and loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(w.poked.set)
-
-    async def _read(self, code: str) -> Optional[RoomView]:
-        return await asyncio.to_thread(self.rooms.read, code)
-
-    async def _watch(self, code: str, w: _Watched) -> None:
-        try:
-            while w.followers > 0:
-                try:
-                    view = await self._read(code)
-                except Exception as e:  # noqa: BLE001  the store blinked (Redis restarting): keep the followers, read again
-                    log.warning("live room %s: reading it failed: %s", code, e)
-                    await asyncio.sleep(max(1.0, self.every))
-                    continue
-                if not w.read or view is None or view.version != w.latest.version:
-                    w.latest, w.read = view, True
-                    w.changed.set()
-                    w.changed = asyncio.Event()
-                    if view is None:
-                        return
-                try:
-                    await asyncio.wait_for(w.poked.wait(), self.every)
-                except asyncio.TimeoutError:
-                    pass
-                w.poked.clear()
-        finally:
-            if self._watched.get(code) is w:
-                del self._watched[code]
-
-    async def views(self, code: str, after: int = 0) -> AsyncIterator[Optional[RoomView]]:
-        """The room's views with a version above `after`, as they come; None (then the end) when the room
-        has ended or never existed; ``RoomView(-1, {})`` after `keep_alive` seconds without a change (a
-        keep-alive, not a view)."""
-        code = str(code).upper()
-        self._loop = asyncio.get_running_loop()
-        w = self._watched.get(code)
-        if w is None:
-            w = self._watched[code] = _Watched()
-            w.followers += 1
-            w.task = asyncio.get_running_loop().create_task(self._watch(code, w))
-        else:
-            w.followers += 1
-        try:
-            while True:
-                waiting = w.changed
-                if w.read:
-                    if w.latest is None:
-                        yield None
-                        return
-                    if w.latest.version > after:
-                        after = w.latest.version
-                        yield w.latest
-                        continue
-                try:
-                    await asyncio.wait_for(waiting.wait(), self.keep_alive)
-                except asyncio.TimeoutError:
-                    yield RoomView(-1, {})
-        finally:
-            w.followers -= 1

@@ -19,11 +19,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_app(extra_args=(), env=None, timeout: float = 120.0, cwd: Path = ROOT):
+def start_app(extra_args=(), env=None, timeout: float = 120.0, cwd: Path = ROOT, port: int = 0):
     """Returns (process, url) once the app answers HTTP; its output goes to a temporary log file
     (``process.log_path``), never to an unread pipe that could fill up and stall it. `cwd`: the checkout
-    whose app.py runs (another version, for before/after comparisons)."""
-    port = free_port()
+    whose app.py runs (another version, for before/after comparisons); `port`: a given one (an app restarted
+    where it was), else a free one."""
+    port = port or free_port()
     log = tempfile.NamedTemporaryFile("w", prefix="app-", suffix=".log", delete=False)
     proc = subprocess.Popen([sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(port), *extra_args],
                             cwd=cwd, stdout=log, stderr=subprocess.STDOUT, text=True,

@@ -136,6 +136,7 @@
   const note = (what, v) => { log.push([what, v, Math.round(performance.now())]); if (log.length > 200) log.shift(); };
   const received = (msg) => {
     if (!msg || typeof msg.version !== 'number' || msg.version < version) return;
+    lostSince.t = 0;
     note('received', msg.version);
     version = msg.version;
     latest = msg;
@@ -153,6 +154,18 @@
     say(`No lecture with code ${code}`, 'unknown');
     joinInstead(text || `No lecture with code ${code}: check the code on the screen and type it again.`);
   };
+  const INTERRUPTED = 'The live connection is interrupted: retrying…';
+  const interrupted = () => say(latest ? `${INTERRUPTED} What the presenter showed last stays here.` : INTERRUPTED,
+                                'lost');
+  // A room this page was following and the server no longer knows: a restart of the app (or of its room store)
+  // lost it, and the presenter's page takes it up again under the same code when it reconnects. Wait for it.
+  const lostSince = { t: 0 };
+  const waitForPresenter = () => {
+    if (!lostSince.t) lostSince.t = Date.now();
+    say(`The lecture ${code} is not running just now (the app restarted, or the lecture ended): waiting for the `
+        + 'presenter… What it showed last stays here.', 'lost');
+    return Date.now() - lostSince.t < 60000 ? 3000 : 15000;   // soon at first, then rarely
+  };
 
   // Where a stream cannot be kept open (a proxy that buffers it), or to learn why it was refused: the view, 304
   // while nothing changed.
@@ -160,21 +173,31 @@
     try {
       const r = await fetch(`/live/rooms/${code}/view?${look()}`, { headers: etag ? { 'If-None-Match': etag } : {},
                                                                      cache: 'no-store' });
+      let wait = 700;
       if (r.status === 200 || r.status === 304) {
+        lostSince.t = 0;
         if (r.status === 200) { etag = r.headers.get('ETag'); received(await r.json()); }
         if (latest) say(`Following the presenter · room ${code}`);
         if (window.EventSource && ++polls % 20 === 0) { polling = false; listen(); return; }   // the stream again?
       } else if (r.status === 404) {
         const body = await r.json().catch(() => ({}));
-        if (body.ended) ended(); else unknown(body.error);
-        return;
+        if (body.ended) { ended(); return; }
+        if (!latest) { unknown(body.error); return; }
+        wait = waitForPresenter();
+      } else if (r.status === 429) {
+        const body = await r.json().catch(() => ({}));
+        say(body.error || 'Too many requests from this network: waiting.', 'lost');
+        wait = 1000 * (Number(r.headers.get('Retry-After')) || 60);
       } else {
-        say(`Reconnecting to room ${code}…`, 'lost');
+        interrupted();                  // 503: the room store does not answer; a proxy's 502 while the app restarts
+        wait = 2000;
       }
+      setTimeout(poll, wait);
+      return;
     } catch (e) {
-      say(`Reconnecting to room ${code}…`, 'lost');
+      interrupted();
     }
-    setTimeout(poll, 700);
+    setTimeout(poll, 2000);
   };
 
   const listen = () => {
@@ -184,12 +207,15 @@
     stream.onopen = () => { if (latest) say(`Following the presenter · room ${code}`); };
     stream.onmessage = (ev) => { try { received(JSON.parse(ev.data)); } catch (e) { /* not a view */ } };
     stream.addEventListener('end', ended);
+    stream.addEventListener('interrupted', interrupted);         // the room store stopped answering: views wait
+    stream.addEventListener('lost', () => { waitForPresenter(); });   // a restart lost the room: it comes back
+    stream.addEventListener('resumed', () => { if (latest) say(`Following the presenter · room ${code}`); });
     stream.onerror = () => {
-      if (stream && stream.readyState === EventSource.CLOSED) {   // refused (404, a proxy): polling says why
+      if (stream && stream.readyState === EventSource.CLOSED) {   // refused (404, 503, a proxy): polling says why
         stream = null;
         if (!polling) { polling = true; poll(); }
       } else {
-        say(`Reconnecting to room ${code}…`, 'lost');             // the browser reconnects by itself
+        interrupted();                                            // the browser reconnects by itself
       }
     };
   };

@@ -1,0 +1,48 @@
+"""What one client may ask of the lecture rooms (no gradio here), counted with the `limits` package in moving
+windows, in this app process's memory:
+
+- live sessions started: ROOMS_PER_CLIENT (a loop cannot fill the store; a presenter starts one or two);
+- codes asked for that name no room: MISSES_PER_CLIENT, beyond which the client is locked out of every room
+  lookup for LOCKOUT (a guesser learns nothing more; a class behind one address mistyping a code stays far
+  below it).
+
+A client is its network address as the server sees it (behind a proxy, the proxy's: start the server with the
+proxy's forwarded-address settings). Several app processes each count their own.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+from limits import parse, storage, strategies
+
+ROOMS_PER_CLIENT = "6 per 10 minutes"
+MISSES_PER_CLIENT = "120 per minute"
+LOCKOUT = "5 minutes"
+
+
+class RoomLimits:
+    def __init__(self, rooms: str = ROOMS_PER_CLIENT, misses: str = MISSES_PER_CLIENT,
+                 lockout: str = LOCKOUT) -> None:
+        self.window = strategies.MovingWindowRateLimiter(storage.MemoryStorage())
+        self.rooms, self.misses = parse(rooms), parse(misses)
+        self.lockout = parse(f"1 per {lockout}")
+
+    def may_create(self, client: str) -> bool:
+        """Counts a live session started by `client`; False beyond its allowance (then nothing is counted)."""
+        return self.window.hit(self.rooms, "create", client)
+
+    def locked_for(self, client: str) -> int:
+        """Seconds `client` stays locked out of room lookups (0: it is not)."""
+        if self.window.test(self.lockout, "locked", client):
+            return 0
+        reset = self.window.get_window_stats(self.lockout, "locked", client).reset_time
+        return max(1, math.ceil(reset - time.time()))
+
+    def missed(self, client: str) -> int:
+        """`client` asked for a code that names no room: past MISSES_PER_CLIENT it is locked out for LOCKOUT
+        (returns the seconds it is locked out, 0 if it is not)."""
+        if not self.window.hit(self.misses, "miss", client):
+            self.window.hit(self.lockout, "locked", client)
+            return self.locked_for(client)
+        return 0
