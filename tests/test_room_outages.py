@@ -197,7 +197,7 @@ def test_a_presenter_is_told_when_publishing_pauses_and_the_room_survives_an_app
         stop_app(proc_box[0])
 
 
-def test_room_creation_and_code_guessing_are_limited(bundled_checkpoint):
+def test_room_creation_code_guessing_and_uploads_are_limited(bundled_checkpoint):
     proc, url = start_app()
 
     async def starts(n: int) -> list[str]:
@@ -218,6 +218,9 @@ def test_room_creation_and_code_guessing_are_limited(bundled_checkpoint):
         r = httpx.get(f"{url}live/rooms/ZZZZ99")
         assert r.status_code == 429 and "Too many unknown lecture codes" in r.json()["error"]
         assert 0 < int(r.headers["retry-after"]) <= 300
+        for path in ("gradio_api/upload", "upload", "gradio_api/process_recording"):   # no component takes a file
+            r = httpx.post(url + path, files={"files": ("big.bin", b"x" * 2_000_000)})
+            assert r.status_code == 403 and r.text == "This app takes no file uploads."
     finally:
         stop_app(proc)
 

@@ -218,17 +218,22 @@ ASSETS = {"/live/static/follow.js": Asset(STATIC / "follow.js", "text/javascript
           "/live/static/follow.css": Asset(STATIC / "follow.css", "text/css; charset=utf-8", 300),
           "/live/static/plotly.min.js": Asset(plotly_js_path(), "text/javascript; charset=utf-8", 86400)}
 PAGE = Asset(STATIC / "follow.html", "text/html; charset=utf-8", 60)
+UPLOADS = ("/upload", "/process_recording")     # Gradio's routes that write what a user sends to disk
 
 
 class FollowPage:
     """ASGI middleware ahead of Gradio's routes: ``GET /?follow=…`` (with or without a code: an empty one shows
-    the join box) is the follower's page, and ``/live/static/…`` its script, style and plotly.js; everything
-    else goes on to Gradio."""
+    the join box) is the follower's page, and ``/live/static/…`` its script, style and plotly.js; Gradio's
+    upload routes are refused (403: the app takes no files, so none can fill its disk); everything else goes on
+    to Gradio."""
 
     def __init__(self, app) -> None:
         self.app = app
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"].rstrip("/").endswith(UPLOADS):
+            await self.refuse_upload(send)      # no component takes a file: nothing a user sends is written
+            return
         if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
             path = scope["path"]
             asset = ASSETS.get(path)
@@ -239,6 +244,14 @@ class FollowPage:
                 await self.serve(asset, scope, send)
                 return
         await self.app(scope, receive, send)
+
+    @staticmethod
+    async def refuse_upload(send) -> None:
+        body = b"This app takes no file uploads."
+        await send({"type": "http.response.start", "status": 403,
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
 
     @staticmethod
     async def serve(asset: Asset, scope, send) -> None:

@@ -29,7 +29,8 @@ APP_GRADIO_ANALYTICS = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": 1000,   # Gradio's e
 APP_STATUS_UPDATE_RATE = 1.0   # seconds between Gradio's queue-position messages to the requests waiting (each gets its
                                # position at once on joining); Gradio's "auto" sends every waiting request one each
                                # time any request starts: thousands for a room of 100 (bench/RESULTS.md, 8th round)
-APP_CACHE_CLEAN_S = (300, 1800)   # Gradio's delete_cache: every 5 min, delete its copies of users' files older than 30 min
+APP_CACHE_CLEAN_S = (120, 600)    # Gradio's delete_cache: every 2 min, delete its copies of users' files (the HTML
+                                  # reports, 5-10 MB each) older than 10 min
 APP_REPORT_KEEP_S = 120     # our own report files are deleted this long after (Gradio serves its copy)
 TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
 PLAY_INTERVAL_S = 1.0       # seconds per step when the step-by-step view plays (the default speed)
