@@ -464,9 +464,10 @@ def test_a_presenters_next_and_tab_reach_the_room_from_the_click_handler(bundled
     nxt = next(fn for fn in fns["go"] if fn.__closure__ and any(getattr(c, "cell_contents", None) == 1
                                                                 for c in fn.__closure__))
     nxt(request, trace, 2, 3, "mean over heads", False, False, "Light", False, "Viridis", False)
-    view = demo.rooms.read(code)
+    view = wait_for(lambda: demo.rooms.read(code), lambda v: v.version == 1)    # sent beside the handler
     assert view.version == 1 and view.state["step"] == "3" and view.state["tab"] == "steps"
     page.announce(SimpleNamespace(session_hash="someone-else"), trace, "explorer")   # not a presenter: nothing
+    time.sleep(0.5)
     assert demo.rooms.read(code).version == 1
     page.announce(request, trace, "explorer", view={"kind": "cross", "layer": 2, "head": "3", "scale": "Viridis"})
     view = wait_for(lambda: demo.rooms.read(code), lambda v: v.version == 2)   # within PUBLISH_MIN_S of the last

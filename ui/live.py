@@ -19,6 +19,7 @@ import logging
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from typing import Optional
 
@@ -255,6 +256,7 @@ class LiveRooms:
         self.pending: dict[str, tuple] = {}     # code -> (room, state) waiting for its PUBLISH_MIN_S
         self.outcomes: dict[str, str] = {}      # code -> how its last publish went (ok, resumed, down, lost)
         self.lock = threading.Lock()
+        self.mover = ThreadPoolExecutor(max_workers=2, thread_name_prefix="live-announce")
 
     def forget(self, code: str) -> None:
         for kept in (self.versions, self.recent, self.shown, self.pending, self.outcomes):
@@ -400,7 +402,7 @@ class LiveRooms:
         if step is not None:
             state["step"] = str(step)
         self.recent[room[0]] = time.monotonic()
-        self.send(room, state)
+        self.mover.submit(self.send, room, state)     # the move's own handler never waits on the store
 
 
 def wire_live(demo, page: Page, tabs: list, current_tab, rooms: RoomStore, watch: RoomWatch, start_btn, end_btn,
