@@ -32,7 +32,7 @@ FORBIDDEN = {
     "bench": ("tools",),
     "tools": ("bench",),
 }
-TORCH_FREE = ["transformer.config", "transformer.pieces", "transformer.trace", "transformer.doubt",
+TORCH_FREE = ["transformer.config", "transformer.params", "transformer.pieces", "transformer.trace", "transformer.doubt",
               "transformer.examples", "transformer.steering", "transformer.why", "transformer.replay",
               "transformer.positional", "transformer.viz.views", "transformer.viz.report", "transformer.viz.why",
               "transformer.viz.steering", "transformer.viz.learning", "transformer.viz.links",

@@ -151,7 +151,7 @@ def test_translator_steering_on_the_bundled_model(translator):
     (lambda tr: tr.forced("The cat.", "le chat " * 100), "limit"),
     (lambda tr: tr.forced("The cat.", "x" * 1001), "limit"),
     (lambda tr: tr.what_if("The cat.", 99, "▁chat"), "no step 99"),
-    (lambda tr: tr.what_if("The cat.", 0, "▁chat"), "numbered from 1"),
+    (lambda tr: tr.what_if("The cat.", 0, "▁chat"), "whole number from 1 to"),
     (lambda tr: tr.what_if("The cat.", 1, "qqzzxx"), "not a piece"),
     (lambda tr: tr.what_if("The cat.", 1, ""), "not a piece"),
     (lambda tr: tr.what_if("", 1, "▁Le"), "nothing to translate"),

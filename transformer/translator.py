@@ -15,7 +15,7 @@ import unicodedata
 from pathlib import Path
 from typing import Optional, Sequence
 
-from . import doubt
+from . import doubt, params
 from .batcher import MicroBatcher
 from .config import (ATTRIBUTION_MAX_PIECES, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS,
                      TOP_K, TRACE_DEADLINE_S)
@@ -147,6 +147,9 @@ class Translator:
 
         Raises ValueError with a message for the user when there is nothing to translate."""
         notes = []
+        if text is not None and not isinstance(text, str):
+            raise ValueError(f"The English sentence must be text, not {type(text).__name__} {params.shown(text)}.")
+        text = text or ""
         if len(text) > MAX_INPUT_CHARS:
             text = text[:MAX_INPUT_CHARS]
             notes.append(f"The input was cut to its first {MAX_INPUT_CHARS} characters.")
@@ -221,7 +224,8 @@ class Translator:
         return forced_pass(self.model, self.tokenizer, source, ids, top_k, source.notes + notes)
 
     def piece_id(self, piece: str) -> int:
-        found = self.tokenizer.piece_id(str(piece or "").strip()) if str(piece or "").strip() else None
+        piece = params.text(piece, "piece").strip()
+        found = self.tokenizer.piece_id(piece) if piece else None
         if found is None:
             raise ValueError(f"{str(piece)[:40]!r} is not a piece of the model's vocabulary. Pick one of the "
                              "candidates, or type a piece as the step view shows it (e.g. ▁chat).")
@@ -231,12 +235,7 @@ class Translator:
                 deadline_s: float = TRACE_DEADLINE_S) -> TranslationTrace:
         """Decoding where step `step` (1-based) takes `piece` instead, after `prefix` (default: the model's
         greedy choices); greedy again after it."""
-        try:
-            step = int(step)
-        except (TypeError, ValueError):
-            raise ValueError(f"The step must be a number, not {str(step)[:20]!r}.") from None
-        if step < 1:
-            raise ValueError("Steps are numbered from 1.")
+        step = params.whole_number(step, "step", 1, self.cfg.max_len)
         token = self.piece_id(piece)
         if prefix and step > len(prefix):
             raise ValueError(f"There is no step {step}: this translation has {len(prefix)} steps.")
@@ -279,17 +278,14 @@ class Translator:
 
     @staticmethod
     def contrast_step(trace: TranslationTrace, step) -> int:
-        try:
-            step = int(step)
-        except (TypeError, ValueError):
-            raise ValueError(f"The step must be a number, not {str(step)[:20]!r}.") from None
-        if not 1 <= step <= len(trace.steps):
+        step = params.whole_number(step, "step", 1, 10**6)
+        if step > len(trace.steps):
             raise ValueError(f"There is no step {step}: this translation has {len(trace.steps)} steps.")
         return step
 
     def rival_id(self, rival: str) -> int:
         """A rival piece as the step view shows it (▁la) or as a word (la)."""
-        text = str(rival or "").strip()
+        text = params.text(rival, "rival piece").strip()
         if not text:
             raise ValueError("Pick a rival piece: one of the step's candidates, or type one (e.g. ▁la).")
         for piece in (text, WORD_MARKER + text):
@@ -300,12 +296,7 @@ class Translator:
 
     def beam(self, text: str, beam: int, alpha: float = BEAM_ALPHA, deadline_s: float = TRACE_DEADLINE_S) -> BeamResult:
         """Beam search of width `beam` (1 = greedy) for one sentence."""
-        try:
-            beam = int(beam)
-        except (TypeError, ValueError):
-            raise ValueError(f"The beam width must be a number from 1 to {BEAM_MAX}.") from None
-        if not 1 <= beam <= BEAM_MAX:
-            raise ValueError(f"The beam width must be from 1 to {BEAM_MAX}, not {beam}.")
+        beam = params.whole_number(beam, "beam width", 1, BEAM_MAX)
         return beam_search(self.model, self.tokenizer, self.source(text), beam, alpha, deadline_s=deadline_s)
 
     def translate_beam(self, sentences: Sequence[str], beam: int, alpha: float = BEAM_ALPHA) -> list[str]:

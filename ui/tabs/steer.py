@@ -6,6 +6,8 @@ import html
 
 import gradio as gr
 
+from transformer import params
+
 from transformer.config import BEAM_DEFAULT, BEAM_MAX
 from transformer.translator import Translator
 from transformer.viz import steering as steer_views
@@ -21,8 +23,8 @@ def forced_callback(translator: Translator):
         """Your French read with teacher forcing: one forward pass. The views then show that pass."""
         try:
             greedy = greedy_of(trace if trace is not None and trace.steps and original is None else None, original,
-                               english) or translator.trace(str(english or ""))
-            result = translator.forced(str(english or ""), str(french or ""))
+                               english) or translator.trace(english)
+            result = translator.forced(english, params.text(french, "French translation"))
         except ValueError as e:
             gr.Warning(str(e))
             return (gr.update(),) * 3 + (f'<div class="note">{html.escape(str(e))}</div>', [], *(gr.update(),) * 4)
@@ -40,7 +42,7 @@ def forced_callback(translator: Translator):
 def beam_or_note(translator: Translator, english, width):
     """(the beam search's result, "") or (None, a note saying what was wrong): one model run."""
     try:
-        return translator.beam(str(english or ""), int(width)), ""
+        return translator.beam(english, width), ""
     except ValueError as e:
         gr.Warning(str(e))
         return None, f'<div class="note">{html.escape(str(e))}</div>'

@@ -174,9 +174,9 @@ def what_if_callback(translator: Translator):
         keep = (gr.update(),) * 6
         try:
             base = trace if trace is not None and greedy_of(trace, None, english) is not None else None
-            new = translator.what_if(str(english or ""), int(step_v or 1), piece, base.tgt_ids if base is not None else ())
+            new = translator.what_if(english, step_v, piece, base.tgt_ids if base is not None else ())
             orig = greedy_of(None, original, english) or (base if base is not None and original is None else None)
-            orig = orig or translator.trace(str(english))
+            orig = orig or translator.trace(english)
         except ValueError as e:
             gr.Warning(str(e))
             return (*keep[:2], f'<div class="note">{html.escape(str(e))}</div>', *keep[3:])

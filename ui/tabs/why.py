@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gradio as gr
 
+from transformer import params
+
 from transformer.model import attribution, vectors
 from transformer.model import lens as lens_module
 from transformer.model.attention import MultiHeadAttention
@@ -90,11 +92,12 @@ def progress_bar(progress):
 
 def computed(translator: Translator, english, method, step=None, rival="", progress=None):
     """(trace, attributions) from the translator's shared cache, or a gr.Error with the reason."""
-    if english is None or not str(english).strip():
-        raise gr.Error("Type an English sentence first.")
     try:
-        return translator.attribution(str(english), str(method or "both"), step, str(rival or ""),
-                                      progress=progress_bar(progress))
+        english = params.text(english, "English sentence")
+        if not english.strip():
+            raise gr.Error("Type an English sentence first.")
+        return translator.attribution(english, params.text(method, "method") or "both", step,
+                                      params.text(rival, "rival piece"), progress=progress_bar(progress))
     except ValueError as e:
         raise gr.Error(str(e))
 
@@ -114,6 +117,9 @@ def contrast_api(translator: Translator):
         """Why the model chose its piece at `step` (1-based) and not `rival` (a piece, ▁ optional): the
         attribution of log p(chosen) − log p(rival) to the source pieces (method: integrated_gradients,
         gradient_x_input or both), with the completeness check."""
+        if step is None:                    # (None asks the translator for the plain attribution)
+            raise gr.Error("The step must be a whole number from 1 to the translation's number of steps; none was "
+                           "given.")
         return attribution_json(*computed(translator, english, method, step, rival))
     return contrast
 
@@ -121,7 +127,7 @@ def contrast_api(translator: Translator):
 def run_contrast(translator: Translator):
     def contrast_on_page(english, step, candidate, typed, method, progress=gr.Progress()):
         """The contrastive attribution, and the plain one of the same sentence when it is already computed."""
-        trace, attrs = computed(translator, english, method, int(step or 1), str(typed or candidate or ""),
+        trace, attrs = computed(translator, english, method, step, typed or candidate or "",
                                 progress=progress)
         return {"trace": trace, "contrasts": attrs}, attribution_json(trace, attrs)
     return contrast_on_page
