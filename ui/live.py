@@ -212,8 +212,9 @@ PUBLISH_MIN_S = 0.2                   # a room publishes at most this often: fas
 NOTES = {   # the presenter's status line under the live buttons (ui/static/presenter.css)
     "down": ("live-down", "Publishing is paused: the lecture room store does not answer. Students keep the last "
                           "view and are told the connection is interrupted; it resumes by itself."),
-    "resumed": ("live-resumed", "Live session {code} taken up again after a restart: the students' pages find it "
-                                "by themselves."),
+    "resumed": ("live-resumed", "Live session {code} resumed: the students' pages follow this page again."),
+    "taken_up": ("live-resumed", "Live session {code} taken up again after a restart: the students' pages find it "
+                                 "by themselves."),
     "lost": ("live-lost", "Live session {code} has ended (a restart lost it, or it was ended elsewhere): start a "
                           "new one; students join with the new code."),
     "ended": ("live-lost", "Your last live session, {code}, is no longer running."),
@@ -254,7 +255,7 @@ class LiveRooms:
         self.presenters: dict[str, tuple] = {}  # session hash -> (code, secret): for the moves announced by the server
         self.last_sent: dict[str, float] = {}
         self.pending: dict[str, tuple] = {}     # code -> (room, state) waiting for its PUBLISH_MIN_S
-        self.outcomes: dict[str, str] = {}      # code -> how its last publish went (ok, resumed, down, lost)
+        self.outcomes: dict[str, str] = {}      # code -> how its last publish went (ok, taken_up, down, lost)
         self.lock = threading.Lock()
         self.mover = ThreadPoolExecutor(max_workers=2, thread_name_prefix="live-announce")
 
@@ -317,7 +318,7 @@ class LiveRooms:
         return NO_ROOM, gr.skip(), note_html("ended", room[0])
 
     def deliver(self, room: tuple, state: dict) -> str:
-        """Publish now: "ok", "resumed" (a restart had lost the room: taken up again), "down" or "lost"."""
+        """Publish now: "ok", "taken_up" (a restart had lost the room: made again), "down" or "lost"."""
         outcome = self.outcomes[room[0]] = self._deliver(room, state)
         return outcome
 
@@ -330,7 +331,7 @@ class LiveRooms:
                 if not self.rooms.adopt(*room):
                     raise
                 log.warning("live room %s: taken up again by its presenter (a restart had lost it)", code)
-                version, outcome = self.rooms.publish(*room, state), "resumed"
+                version, outcome = self.rooms.publish(*room, state), "taken_up"
         except StoreDown:
             return "down"
         except RoomError as e:          # ended, not this room's secret, or no room left for it
