@@ -14,6 +14,7 @@ from starlette.middleware import Middleware
 from transformer.translator import Translator
 from transformer.viz.figure import COLORSCALES
 
+from .inputs import ChoiceDropdown
 from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback
 from .fast_events import one_hop
 from .header import build_display_section, build_header, build_input_section
@@ -75,7 +76,7 @@ def build_page(translator: Translator, checkpoint: Path) -> PageParts:
     look, large, example = build_header()
     text, go_btn, results, link, look, live = build_input_section(
         lambda: build_display_section(translator.cfg, trace_state, look, large))
-    picker = gr.Dropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
+    picker = ChoiceDropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
     page = Page(translator.cfg, trace_state, look, replay_of(checkpoint), translator, english=text,
                 original=gr.State(None), text=text, french=results[0], pieces=results[2])
     with gr.Row(elem_id="viewing-row", equal_height=True):   # shown (style.css) only while it has something to say

@@ -16,13 +16,15 @@ tests/test_fast_events.py checks that the page receives the same values either w
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from typing import Callable
 
 import gradio as gr
 from gradio.blocks import Block
 from gradio.context import LocalContext
 from gradio.data_classes import GradioModel, GradioRootModel
 from gradio.utils import is_prop_update
+
+from .inputs import refused_briefly
 
 
 def _session_block(block):
@@ -39,7 +41,7 @@ def preprocessed(block, raw):
     model = getattr(block, "data_model", None)
     if model is not None and raw is not None:
         raw = model.model_validate(raw, context={"validate_meta": True})
-    return block.preprocess(raw)
+    return refused_briefly(lambda: block.preprocess(raw))
 
 
 def serialised(block, value):

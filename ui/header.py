@@ -18,6 +18,7 @@ from .page import look_of, safe_view
 from .reports import report_folder
 from .settings import TEXTBOX_MAX_CHARS
 from .theme import GLOSSARY
+from .inputs import ChoiceDropdown, ChoiceRadio, TextInput
 
 TITLE_HTML = ('<div id="title-line"><h1>Transformer, step by step: English → French</h1><span class="tagline">'
               'A Transformer written from scratch after <i>Attention Is All You Need</i> translates with greedy '
@@ -29,12 +30,12 @@ def build_header():
     with gr.Row(equal_height=True, elem_id="header"):
         with gr.Column(scale=3, min_width=480):
             gr.HTML(TITLE_HTML)
-        example = gr.Dropdown([("Examples…", "")] + examples.dropdown_choices(), value="", label="Examples",
+        example = ChoiceDropdown([("Examples…", "")] + examples.dropdown_choices(), value="", label="Examples",
                               show_label=False, container=False, scale=1, min_width=220, elem_id="examples",
                               filterable=False)
         with gr.Column(scale=0, min_width=440, elem_id="look-col"):
             with gr.Row(elem_id="look-row"):
-                look = gr.Radio(["Light", "Dark"], value="Light", label="Look", show_label=False, container=False,
+                look = ChoiceRadio(["Light", "Dark"], value="Light", label="Look", show_label=False, container=False,
                                 elem_id="look", min_width=150)
                 large = gr.Checkbox(label="Presenter mode", value=False, container=False, elem_id="presenter",
                                     min_width=120)
@@ -48,7 +49,7 @@ def build_input_section(extras: Callable[[], list]):
     """English → French on one line; then the pieces and run info, and beside them the link button and
     what ``extras()`` lays out (the glossary and the display settings)."""
     with gr.Row(equal_height=True, elem_id="io-row"):
-        text = gr.Textbox(label="English", placeholder="Type an English sentence and press Enter", max_lines=3,
+        text = TextInput(label="English", placeholder="Type an English sentence and press Enter", max_lines=3,
                           scale=5, max_length=TEXTBOX_MAX_CHARS, elem_id="src-text", autofocus=True, show_label=False,
                           container=False)
         go_btn = gr.Button("Translate →", variant="primary", scale=1, min_width=120, elem_id="translate-btn")
@@ -91,7 +92,7 @@ def build_display_section(cfg: ModelConfig, trace_state: gr.State, look, large) 
     with gr.Accordion("Symbols: ▁ <s> </s> …", open=False, elem_id="glossary"):
         gr.Markdown(GLOSSARY)
     with gr.Accordion("Colours & report", open=False, elem_id="display"):
-        scale = gr.Dropdown(list(COLORSCALES), value=DEFAULT_SCALE,
+        scale = ChoiceDropdown(list(COLORSCALES), value=DEFAULT_SCALE,
                             label="Colour scale (Viridis and Cividis are colour-blind safe)")
         report_btn = gr.Button("Build HTML report of this translation", elem_id="report-btn")
         report_file = gr.File(label="Standalone HTML report (opens offline)", interactive=False, height=90,

@@ -23,6 +23,7 @@ from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure, fig
 
 from .fast_events import one_hop
 from .settings import APP_DRAW_CACHE
+from .inputs import ChoiceDropdown, RequiredRadio, WholeSlider
 
 log = logging.getLogger("app")
 
@@ -115,7 +116,7 @@ def code_panel(*objs) -> None:
 def new_step_slider() -> gr.Slider:
     """The slider over decoding steps, made with the page (Translate, your French and a branch set its range;
     the Step tab shows it), so that no tab depends on another's having been built first."""
-    return gr.Slider(1, 2, value=1, step=1, label="Decoding step (or the ← → keys)", scale=4, elem_id="step-slider",
+    return WholeSlider(1, 2, value=1, step=1, label="Decoding step (or the ← → keys)", scale=4, elem_id="step-slider",
                      interactive=False, buttons=[], render=False)   # no reset button: every move draws
 
 
@@ -211,9 +212,9 @@ def one_head_row(page: Page, more: Callable[[], tuple] = tuple):
     """Attention kind, layer and one head (no mean) on one row, then what `more()` adds to it: the controls
     of the views of a single head."""
     with gr.Row():
-        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind", scale=4, min_width=330)
-        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", scale=2, min_width=160)
-        head = gr.Dropdown(page.head_choices[1:], value="1", label="Head", scale=1, min_width=90)
+        kind = RequiredRadio(KIND_CHOICES, value="encoder", label="Attention kind", scale=4, min_width=330)
+        layer = WholeSlider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", scale=2, min_width=160)
+        head = ChoiceDropdown(page.head_choices[1:], value="1", label="Head", scale=1, min_width=90)
         return (kind, layer, head, *more())
 
 

@@ -16,6 +16,7 @@ from transformer.viz.analysis import head_entropy
 from transformer.viz.figure import empty_figure
 
 from ..page import KIND_CHOICES, NO_TRACE, Page, TabView, caption, look_of, safe_view
+from ..inputs import ChoiceDropdown, ChoiceRadio, WholeSlider
 
 NOT_BUNDLED = ("The companion models are not in checkpoints/variants/: train them with "
                "`python tools/train_variants.py`.")
@@ -53,12 +54,12 @@ def build_compare_tab(page: Page) -> TabView:
     choices = [(variants.VARIANTS[n].title, n) for n in names]
     layers = variants.BASELINE_SIZES["n_encoder_layers"]
     with gr.Row(elem_id="compare-controls"):
-        variant = gr.Dropdown(choices, value=names[0] if names else None, label="Against the baseline", scale=3,
+        variant = ChoiceDropdown(choices, value=names[0] if names else None, label="Against the baseline", scale=3,
                               min_width=260, elem_id="compare-variant", filterable=False)
-        kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind", scale=3, min_width=330)
-        layer = gr.Slider(1, layers, value=layers, step=1, label="Layer", scale=2, min_width=160)
+        kind = ChoiceRadio(KIND_CHOICES, value="cross", label="Attention kind", scale=3, min_width=330)
+        layer = WholeSlider(1, layers, value=layers, step=1, label="Layer", scale=2, min_width=160)
         heads = [str(h) for h in range(1, variants.BASELINE_SIZES["n_heads"] + 1)]
-        head = gr.Dropdown([("mean", "mean over heads"), *heads], value="mean over heads", label="Head", scale=1,
+        head = ChoiceDropdown([("mean", "mean over heads"), *heads], value="mean over heads", label="Head", scale=1,
                            min_width=120, filterable=False)
     caption("two small models (d_model 128, 3 + 3 layers) trained alike except for one choice: read the "
             "paragraph for what that choice should change, then compare the translations, the scores, the "

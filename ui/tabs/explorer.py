@@ -8,6 +8,7 @@ from transformer.model.attention import scaled_dot_product_attention
 from transformer.viz import views
 
 from ..page import KIND_CHOICES, Page, TabView, caption, code_panel, look_of, no_trace, safe_view
+from ..inputs import ChoiceDropdown, RequiredDropdown, RequiredRadio, WholeSlider
 
 ROLLOUT_NOTE = ("*Rollout* (Abnar & Zuidema, 2020) multiplies each self-attention layer's head-mean, mixed with "
                 "the residual path, through the layers. For cross-attention this app extends it (not in the "
@@ -17,16 +18,16 @@ ROLLOUT_NOTE = ("*Rollout* (Abnar & Zuidema, 2020) multiplies each self-attentio
 
 def build_explorer_tab(page: Page) -> TabView:
     with gr.Row(elem_id="explorer-controls"):     # one row: the map stays on a laptop's first screen
-        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind", elem_id="explorer-kind", scale=3,
+        kind = RequiredRadio(KIND_CHOICES, value="encoder", label="Attention kind", elem_id="explorer-kind", scale=3,
                         min_width=330)
-        mode = gr.Dropdown([("One head", "head"), ("Mean over heads", "mean"), ("Rollout across layers", "rollout")],
+        mode = RequiredDropdown([("One head", "head"), ("Mean over heads", "mean"), ("Rollout across layers", "rollout")],
                            value="head", label="Show", scale=1, min_width=230, elem_id="explorer-mode",
                            filterable=False)
-        layer = gr.Slider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", elem_id="explorer-layer",
+        layer = WholeSlider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", elem_id="explorer-layer",
                           scale=2, min_width=180)
-        head = gr.Dropdown(page.head_choices[1:], value="1", label="Head", elem_id="explorer-head", scale=1, min_width=90,
+        head = ChoiceDropdown(page.head_choices[1:], value="1", label="Head", elem_id="explorer-head", scale=1, min_width=90,
                            filterable=False)
-        scaling = gr.Dropdown([("shared", "shared across heads"), ("per head", "per head")],
+        scaling = RequiredDropdown([("shared", "shared across heads"), ("per head", "per head")],
                               value="shared across heads", label="Colour scale", scale=1, min_width=150,
                               elem_id="explorer-scaling", filterable=False)
     caption("each row is one query piece and sums to 1; a bright cell is the key it reads most. Encoder heads "

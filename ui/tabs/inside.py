@@ -17,13 +17,14 @@ from transformer.viz import layer as layer_views
 from transformer.viz import views
 from transformer.viz.figure import empty_figure
 
+from ..inputs import WholeSlider
 from ..page import (NO_TRACE, Fit, Page, TabView, caption, code_panel, look_of, no_trace, one_head_row,
                     safe_view, slider_update)
 
 
 def build_inside_tab(page: Page) -> TabView:
     kind, layer, head, query, unscaled = one_head_row(page, lambda: (   # the figure's title names the steps
-        gr.Slider(1, 2, value=1, step=1, label="Query row", scale=2, min_width=160),
+        WholeSlider(1, 2, value=1, step=1, label="Query row", scale=2, min_width=160),
         gr.Checkbox(label="Softmax without ÷√d_k", value=False, scale=1, min_width=200)))
     caption("follow the outlined query row through the four panels: raw scores, the same scores shrunk by "
             "√d_k, the future masked (decoder only), then the softmax that turns them into weights that add up "

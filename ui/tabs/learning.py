@@ -13,6 +13,7 @@ from transformer.replay import Replay, load_replay
 from transformer.viz import learning
 
 from ..page import KIND_CHOICES, Page, TabView, caption, log, look_of, safe_view
+from ..inputs import ChoiceDropdown, ChoiceRadio, WholeSlider
 
 
 def replay_of(checkpoint: Path) -> Optional[Replay]:
@@ -28,13 +29,13 @@ def replay_of(checkpoint: Path) -> Optional[Replay]:
 def build_learning_tab(page: Page) -> TabView:
     n = len(page.replay.points) if page.replay else 1
     with gr.Row():
-        example = gr.Dropdown(learning.example_choices(page.replay) if page.replay else [("(no replay)", 0)],
+        example = ChoiceDropdown(learning.example_choices(page.replay) if page.replay else [("(no replay)", 0)],
                               value=0, label="Example sentence", scale=2, min_width=260)
-        point = gr.Slider(1, max(n, 2), value=n, step=1, label="Training checkpoint (early → late)", scale=2,
+        point = WholeSlider(1, max(n, 2), value=n, step=1, label="Training checkpoint (early → late)", scale=2,
                           min_width=260, elem_id="replay-slider")
-        kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind", scale=3, min_width=330)
-        layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer", scale=2, min_width=180)
-        head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=1, min_width=150)
+        kind = ChoiceRadio(KIND_CHOICES, value="cross", label="Attention kind", scale=3, min_width=330)
+        layer = WholeSlider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer", scale=2, min_width=180)
+        head = ChoiceDropdown(page.head_choices, value="mean over heads", label="Head", scale=1, min_width=150)
     caption("slide from early to late checkpoints: the translation moves towards the reference as the loss "
             "falls, and the attention sharpens from a blur into its pattern (colours on one 0–1 scale for every "
             "checkpoint).")

@@ -9,6 +9,7 @@ from transformer.model.layers import PositionalEncoding
 from transformer.positional import sinusoidal_encoding
 from transformer.viz import views
 
+from ..inputs import ChoiceDropdown
 from ..page import Page, TabView, caption, code_panel, look_of, safe_view
 
 
@@ -20,7 +21,7 @@ def build_positional_tab(page: Page) -> TabView:
             "gets a unique pattern. On the right, the dot product of two positions' encodings: largest on the "
             f"diagonal (a position with itself, d_model/2 = {d_model // 2} here) and falling with the distance between them.")
     heat = gr.Plot(show_label=False, label="Positional encoding matrix", elem_id="pe-heatmap")
-    dims = gr.Dropdown([str(d) for d in range(d_model)], value=[str(d) for d in PE_DEFAULT_DIMS if d < d_model],
+    dims = ChoiceDropdown([str(d) for d in range(d_model)], value=[str(d) for d in PE_DEFAULT_DIMS if d < d_model],
                        multiselect=True, label="Dimensions to plot as curves (below)")
     with gr.Row():
         curves = gr.Plot(show_label=False, label="Curves")

@@ -16,6 +16,7 @@ from transformer.viz.figure import empty_figure
 
 from ..page import Page, TabView, caption, greedy_of, log, look_of, safe_view, slider_update
 from ..settings import TEXTBOX_MAX_CHARS
+from ..inputs import TextInput, WholeSlider
 
 
 def forced_callback(translator: Translator):
@@ -77,7 +78,7 @@ def build_steer_tab(page: Page) -> TabView:
                 "model reads it as in training and scores every piece. The model's own translation gets rank 1 "
                 "everywhere; a word it did not expect stands out.", elem_classes="view-caption")
     with gr.Row(equal_height=True):
-        french = gr.Textbox(label="Your French translation", max_lines=3, scale=5, max_length=TEXTBOX_MAX_CHARS,
+        french = TextInput(label="Your French translation", max_lines=3, scale=5, max_length=TEXTBOX_MAX_CHARS,
                             elem_id="forced-text")
         copy_btn = gr.Button("Start from the model's French", scale=1, elem_id="forced-copy")
         score_btn = gr.Button("Score my French", variant="primary", scale=1, elem_id="forced-btn")
@@ -89,7 +90,7 @@ def build_steer_tab(page: Page) -> TabView:
     caption("the tree grows left to right, one column per step; within a column the hypotheses are ordered by "
             "score, best on top; the thick orange path is the translation the search returns (kept hypotheses blue, finished green, pruned grey).")
     with gr.Row(equal_height=True):
-        beam = gr.Slider(1, BEAM_MAX, value=BEAM_DEFAULT, step=1, label="Beam width (1 = greedy)", scale=4,
+        beam = WholeSlider(1, BEAM_MAX, value=BEAM_DEFAULT, step=1, label="Beam width (1 = greedy)", scale=4,
                          elem_id="beam-width")
         beam_btn = gr.Button("Run beam search", variant="primary", scale=1, elem_id="beam-btn")
     beam_text = gr.Textbox(label="Beam search translation", interactive=False, elem_id="beam-text")

@@ -20,6 +20,7 @@ from ..fast_events import one_hop
 from ..page import (NO_TRACE, Fit, Page, TabView, caption, code_panel, greedy_of, log, look_of, no_trace,
                     safe_view, slider_update)
 from ..settings import PLAY_INTERVAL_S, PLAY_SPEEDS
+from ..inputs import ChoiceDropdown, TextInput, WholeSlider
 
 
 def build_steps_tab(page: Page) -> TabView:
@@ -29,10 +30,10 @@ def build_steps_tab(page: Page) -> TabView:
         step = page.step_slider.render()   # made by the page (other tabs set its range too), shown here
         next_btn = gr.Button("Next ▶", elem_id="next-step", scale=1, min_width=100)
         play_btn = gr.Button("▶ Play", elem_id="play-step", scale=1, min_width=100)
-        speed = gr.Dropdown(PLAY_SPEEDS, value=PLAY_INTERVAL_S, label="Speed", scale=1, min_width=110,
+        speed = ChoiceDropdown(PLAY_SPEEDS, value=PLAY_INTERVAL_S, label="Speed", scale=1, min_width=110,
                             elem_id="play-speed", filterable=False)
-        layer = gr.Slider(1, L, value=L, step=1, label="Layer", scale=2, elem_id="step-layer")
-        head = gr.Dropdown(page.head_choices, value="mean over heads", label="Head", scale=2, min_width=190,
+        layer = WholeSlider(1, L, value=L, step=1, label="Layer", scale=2, elem_id="step-layer")
+        head = ChoiceDropdown(page.head_choices, value="mean over heads", label="Head", scale=2, min_width=190,
                            elem_id="step-head")
     step_info = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="step-info")
     caption("left, the pieces the model considered for this step and how probable each was (it takes the top "
@@ -207,8 +208,8 @@ def build_what_if(page: Page, step):
     candidates (the step tab updates the picker with every step while the panel is open) and the panel."""
     with gr.Accordion("What if? Take another piece at this step", open=False, elem_id="whatif-acc") as acc:
         with gr.Row():
-            cand = gr.Dropdown([], value=None, label="Another candidate at this step", elem_id="whatif-cand", scale=2)
-            piece = gr.Textbox(label="…or type a piece (as the step view shows it)", elem_id="whatif-piece",
+            cand = ChoiceDropdown([], value=None, label="Another candidate at this step", elem_id="whatif-cand", scale=2)
+            piece = TextInput(label="…or type a piece (as the step view shows it)", elem_id="whatif-piece",
                                max_length=100, scale=2)
             go_btn = gr.Button("Continue from this piece", variant="primary", elem_id="whatif-btn", scale=1)
             back_btn = gr.Button("Back to the original", elem_id="whatif-back", scale=1)

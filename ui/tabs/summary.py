@@ -7,6 +7,7 @@ import gradio as gr
 from transformer.viz import views
 from transformer.viz.analysis import head_summary
 
+from ..inputs import ChoiceRadio
 from ..page import KIND_CHOICES, Page, TabView, caption, code_panel, look_of, no_trace, safe_view
 
 
@@ -14,7 +15,7 @@ def build_summary_tab(page: Page) -> TabView:
     with gr.Row(equal_height=True):
         gr.Markdown("Entropy of each head's attention (0 = looks at one piece, 1 = spread evenly) and the "
                     "simple pattern it follows most, to find interesting heads fast.")
-        kind = gr.Radio(KIND_CHOICES, value="encoder", label="Attention kind", min_width=430)
+        kind = ChoiceRadio(KIND_CHOICES, value="encoder", label="Attention kind", min_width=430)
     caption("dark cells are focused heads (they read one piece), light ones spread out; #1, #2… rank the heads "
             "by how much their attention differs from the average head: open #1 in the explorer first.")
     plot = gr.Plot(show_label=False, label="Heads at a glance", elem_id="summary-plot")

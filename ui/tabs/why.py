@@ -19,6 +19,7 @@ from transformer.viz.figure import empty_figure
 from ..page import (KIND_CHOICES, NO_TRACE, Fit, Page, TabView, code_panel, drawn_once, look_of, no_trace,
                     one_head_row, safe_view, slider_update)
 from ..settings import APP_ATTRIBUTION_CONCURRENCY
+from ..inputs import ChoiceDropdown, ChoiceRadio, RequiredRadio, TextInput, WholeSlider
 
 
 def build_why_tab(page: Page) -> TabView:
@@ -50,8 +51,8 @@ def build_why_tab(page: Page) -> TabView:
 
 def build_lines_view(page: Page) -> TabView:
     with gr.Row():
-        kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention kind", scale=4, min_width=330)
-        layer = gr.Slider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer", scale=2, min_width=160)
+        kind = ChoiceRadio(KIND_CHOICES, value="cross", label="Attention kind", scale=4, min_width=330)
+        layer = WholeSlider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer", scale=2, min_width=160)
         heads = gr.CheckboxGroup(page.head_choices[1:], value=page.head_choices[1:], label="Heads", scale=4,
                                  min_width=300)
     caption = gr.Markdown(elem_id="lines-caption")
@@ -95,11 +96,11 @@ def computed(translator: Translator, english, method, step=None, rival="", progr
     try:
         english = params.text(english, "English sentence")
         if not english.strip():
-            raise gr.Error("Type an English sentence first.")
+            raise gr.Error("Type an English sentence first.", print_exception=False)
         return translator.attribution(english, params.text(method, "method") or "both", step,
                                       params.text(rival, "rival piece"), progress=progress_bar(progress))
-    except ValueError as e:
-        raise gr.Error(str(e))
+    except ValueError as e:                 # the user's mistake (a limit, a wrong piece): no traceback in the log
+        raise gr.Error(str(e), print_exception=False)
 
 
 def run_attribution(translator: Translator):
@@ -119,7 +120,7 @@ def contrast_api(translator: Translator):
         gradient_x_input or both), with the completeness check."""
         if step is None:                    # (None asks the translator for the plain attribution)
             raise gr.Error("The step must be a whole number from 1 to the translation's number of steps; none was "
-                           "given.")
+                           "given.", print_exception=False)
         return attribution_json(*computed(translator, english, method, step, rival))
     return contrast
 
@@ -139,9 +140,9 @@ def build_attribution_view(page: Page) -> list:
                 "(Jain & Wallace 2019; Wiegreffe & Pinter 2019). Computed on request, once for everyone asking for the "
                 "same sentence: a bar shows each pass over the path as it runs, and your place in the queue while others' run.")
     with gr.Row():
-        method = gr.Radio([("Both", "both"), ("Integrated Gradients", "integrated_gradients"),
+        method = RequiredRadio([("Both", "both"), ("Integrated Gradients", "integrated_gradients"),
                            ("Gradient × input", "gradient_x_input")], value="both", label="Method")
-        layer = gr.Slider(1, page.cfg.n_decoder_layers, value=page.cfg.n_decoder_layers, step=1,
+        layer = WholeSlider(1, page.cfg.n_decoder_layers, value=page.cfg.n_decoder_layers, step=1,
                           label="Cross-attention layer to compare")
         btn = gr.Button("Compute attribution for the sentence above", variant="primary", elem_id="attr-btn")
     result = gr.State(None)
@@ -189,9 +190,9 @@ def build_contrast_view(page: Page, method, layer, plain, numbers) -> list:
     gr.Markdown("**Why this piece and not another?** Pick a step and a rival piece: the bars show which source "
                 "pieces made the model prefer its choice to the rival (log p(chosen) − log p(rival)).")
     with gr.Row():
-        step = gr.Slider(1, 2, value=1, step=1, label="Step", elem_id="contrast-step", scale=2)
-        cand = gr.Dropdown([], label="Rival: one of the step's candidates", elem_id="contrast-rival", scale=2)
-        typed = gr.Textbox(label="…or type a rival piece", elem_id="contrast-typed", max_length=100, scale=2)
+        step = WholeSlider(1, 2, value=1, step=1, label="Step", elem_id="contrast-step", scale=2)
+        cand = ChoiceDropdown([], label="Rival: one of the step's candidates", elem_id="contrast-rival", scale=2)
+        typed = TextInput(label="…or type a rival piece", elem_id="contrast-typed", max_length=100, scale=2)
         btn = gr.Button("Why this and not that?", variant="primary", elem_id="contrast-btn", scale=1)
     caption = gr.Markdown(elem_id="contrast-caption")
     plot = gr.Plot(show_label=False, label="Why this piece and not the rival", elem_id="contrast-plot")
@@ -230,7 +231,7 @@ def build_lens_view(page: Page) -> TabView:
     gr.Markdown("**A lens through the decoder's layers**: what the decoder would predict if it stopped after layer "
                 "1, 2, …: the model's own output projection applied to each layer's output. Look for the layer "
                 "where the piece the model chose comes to the top and stays there.")
-    step = gr.Slider(1, 2, value=1, step=1, label="Step", elem_id="lens-step")
+    step = WholeSlider(1, 2, value=1, step=1, label="Step", elem_id="lens-step")
     table = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="lens-html")
     plot = gr.Plot(show_label=False, label="Layer by layer", elem_id="lens-plot")
     code_panel(lens_module.logit_lens)
@@ -265,9 +266,9 @@ def build_vectors_view(page: Page) -> TabView:
                 "product, and its sum, the score before ÷√d_k. Below, a piece's input to layer 1.")
     kind, layer, head = one_head_row(page)
     with gr.Row():
-        query = gr.Dropdown([("1", 1)], value=1, label="Query piece", filterable=False, elem_id="vectors-query")
-        key = gr.Dropdown([("1", 1)], value=1, label="Key piece", filterable=False, elem_id="vectors-key")
-        piece = gr.Dropdown([("1", 1)], value=1, label="Source piece for the input to layer 1", filterable=False,
+        query = ChoiceDropdown([("1", 1)], value=1, label="Query piece", filterable=False, elem_id="vectors-query")
+        key = ChoiceDropdown([("1", 1)], value=1, label="Key piece", filterable=False, elem_id="vectors-key")
+        piece = ChoiceDropdown([("1", 1)], value=1, label="Source piece for the input to layer 1", filterable=False,
                             elem_id="vectors-piece")
     numbers = gr.Markdown(elem_id="vectors-text")
     vec_plot = gr.Plot(show_label=False, label="Query, key and their product", elem_id="vectors-plot")
