@@ -184,3 +184,32 @@ def test_a_real_trace_is_counted_by_its_arrays(translator):
     trace = translator.trace("The cat is sleeping on the sofa.")
     arrays = sum(trace.attention(k).probs.nbytes for k in KINDS)
     assert arrays <= nbytes(trace) < 4 * arrays + 100_000
+
+
+def test_a_session_holding_a_dropped_trace_does_not_hold_its_arrays(translator):
+    """Issue 38, item 2: each session keeps its last trace, and a trace the byte-bounded cache dropped was held by
+    the sessions alone, outside any bound (a long input's trace is 10-25 MB; 1,000 sessions, gigabytes). Dropped,
+    its attention maps keep only weak references: the arrays go, and the same numbers come back, made again
+    through the cache, when a view reads them."""
+    import gc
+    import weakref
+    small = TraceCache(1)                                            # a cache that keeps one trace at a time
+    made = []
+
+    def make(text):
+        def run():
+            made.append(text)
+            return translator._decode(translator.source(text), dict(top_k=10, max_new_tokens=None, deadline_s=30))
+        return run
+    first = small.get(TraceKey.of("a", "c"), make("The cat is sleeping on the sofa."))
+    kept = {k: first.attention(k).probs.copy() for k in KINDS}
+    arrays = weakref.ref(first.cross.probs)
+    small.get(TraceKey.of("b", "c"), make("We will meet tomorrow morning."))     # pushes the first one out
+    gc.collect()
+    assert all(first.attention(k).released for k in KINDS) and arrays() is None   # its arrays are gone
+    for k in KINDS:                                                  # read again: the same numbers
+        np.testing.assert_array_equal(first.attention(k).probs, kept[k])
+    assert made == ["The cat is sleeping on the sofa.", "We will meet tomorrow morning.",
+                    "The cat is sleeping on the sofa."]              # made again once, for all three kinds
+    from transformer.viz import views
+    assert views.pieces_html(first)                                  # the views draw a released trace

@@ -13,9 +13,11 @@ views can show the mask doing its work.
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal, Optional
+from typing import Callable, Literal, Optional
 
 import numpy as np
 
@@ -111,6 +113,37 @@ class AttentionMaps:
         if not self.causal:
             return None
         return ~np.tril(np.ones((len(self.queries), len(self.keys)), dtype=bool))
+
+    # A trace the shared cache has dropped may still be held by users' sessions (their last translation): its
+    # arrays, 10-25 MB for a long input, would stay as long as the sessions do, outside any bound. `release` lets
+    # go of them (weak references only) and makes them again on demand with `refill` (the same maps: decoding is
+    # deterministic), so that the cache's bound in bytes is the bound of the traces' memory.
+    def release(self, refill: Callable[[], "AttentionMaps"]) -> None:
+        """Keep only weak references to the arrays; `refill()` gives the same maps when they are gone and read."""
+        held = self.__dict__
+        if "probs" not in held:
+            return
+        held["_refill"], held["_refill_lock"] = refill, threading.Lock()
+        held["_weak"] = (weakref.ref(held.pop("probs")), weakref.ref(held.pop("scores")))
+
+    @property
+    def released(self) -> bool:
+        return "_refill" in self.__dict__
+
+    def __getattr__(self, name: str):
+        """Reached only when normal lookup fails: the arrays of released maps (made again if gone)."""
+        held = self.__dict__
+        if name not in ("probs", "scores") or "_refill" not in held:
+            raise AttributeError(name)
+        with held["_refill_lock"]:
+            probs, scores = held["_weak"][0](), held["_weak"][1]()
+            if probs is None or scores is None:
+                fresh = held["_refill"]()
+                probs, scores = fresh.probs, fresh.scores
+                if probs.shape[2:] != (len(self.queries), len(self.keys)):
+                    raise RuntimeError(f"{self.kind} attention made again does not match its pieces")
+                held["_weak"] = (weakref.ref(probs), weakref.ref(scores))
+        return probs if name == "probs" else scores
 
 
 @dataclass(frozen=True)

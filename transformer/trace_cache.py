@@ -65,6 +65,19 @@ def freeze(trace: TranslationTrace) -> TranslationTrace:
     return trace
 
 
+class _ReleasingLRU(LRUCache):
+    """An LRU that tells `evicted(key, value)` what it drops to make room."""
+
+    def __init__(self, maxsize, getsizeof, evicted: Callable) -> None:
+        super().__init__(maxsize=maxsize, getsizeof=getsizeof)
+        self._evicted = evicted
+
+    def popitem(self):
+        key, value = super().popitem()
+        self._evicted(key, value)
+        return key, value
+
+
 class TraceCache:
     """Bounded, thread-safe, single-flight cache of traces. ``get(key, make)`` returns the cached
     trace or runs ``make()`` once for all concurrent callers of the same key. A failure is not
@@ -79,7 +92,8 @@ class TraceCache:
     def __init__(self, maxsize: int = TRACE_CACHE_SIZE,
                  keep: Callable[[TranslationTrace], bool] = lambda t: True,
                  frozen: Callable = freeze, maxbytes: int = TRACE_CACHE_BYTES) -> None:
-        self._lru: LRUCache = LRUCache(maxsize=max(1, maxbytes), getsizeof=nbytes)
+        self._lru: LRUCache = _ReleasingLRU(max(1, maxbytes), nbytes, self._evicted)
+        self._makers: dict[Hashable, Callable] = {}   # how each kept trace was made: to make it again (`_evicted`)
         self._maxentries = max(1, maxsize)
         self._in_flight: dict[TraceKey, Future] = {}
         self._lock = threading.Lock()
@@ -114,12 +128,22 @@ class TraceCache:
             raise
         with self._lock:
             if self._keep(trace) and nbytes(trace) <= self._lru.maxsize:
+                self._makers[key] = make
                 self._lru[key] = trace                  # evicts the least recently used until the bytes fit
                 while len(self._lru) > self._maxentries:
                     self._lru.popitem()
             del self._in_flight[key]
         future.set_result(trace)
         return trace
+
+    def _evicted(self, key, value) -> None:
+        """A trace leaves the cache: users' sessions may still hold it, so its attention maps let go of their
+        arrays (``AttentionMaps.release``) and get them back, made again through this cache, if they are read."""
+        make = self._makers.pop(key, None)
+        if make is None or not isinstance(value, TranslationTrace):
+            return
+        for kind in KINDS:
+            value.attention(kind).release(lambda kind=kind: self.get(key, make).attention(kind))
 
     def stats(self) -> dict:
         with self._lock:
