@@ -119,6 +119,8 @@ def main() -> None:
                           "ordinary_translated": ok_short, "ordinary_s": round(t_short, 1),
                           "rss_start_mb": mb(start_rss), "rss_after_long_mb": mb(after_long),
                           "rss_peak_during_long_mb": mb(peak_long), "rss_end_mb": mb(sampler.rss()),
+                          "rss_end_main_process_mb": mb(sampler.proc.memory_info().rss),
+                          "children": len(sampler.proc.children(recursive=True)),
                           "rss_peak_mb": mb(sampler.peak)}, indent=1))
     finally:
         sampler.stop = True

@@ -91,10 +91,12 @@ class TraceCache:
 
     def __init__(self, maxsize: int = TRACE_CACHE_SIZE,
                  keep: Callable[[TranslationTrace], bool] = lambda t: True,
-                 frozen: Callable = freeze, maxbytes: int = TRACE_CACHE_BYTES) -> None:
+                 frozen: Callable = freeze, maxbytes: int = TRACE_CACHE_BYTES,
+                 after_evictions: Callable[[], None] = lambda: None) -> None:
         self._lru: LRUCache = _ReleasingLRU(max(1, maxbytes), nbytes, self._evicted)
         self._makers: dict[Hashable, Callable] = {}   # how each kept trace was made: to make it again (`_evicted`)
         self._maxentries = max(1, maxsize)
+        self._after_evictions, self._evictions = after_evictions, 0   # e.g. hand freed memory back to the system
         self._in_flight: dict[TraceKey, Future] = {}
         self._lock = threading.Lock()
         self._keep, self._frozen = keep, frozen     # `frozen`: makes a result read-only (traces: `freeze`)
@@ -127,18 +129,23 @@ class TraceCache:
             future.set_exception(e)
             raise
         with self._lock:
+            evictions = self._evictions
             if self._keep(trace) and nbytes(trace) <= self._lru.maxsize:
                 self._makers[key] = make
                 self._lru[key] = trace                  # evicts the least recently used until the bytes fit
                 while len(self._lru) > self._maxentries:
                     self._lru.popitem()
             del self._in_flight[key]
+            evicted = self._evictions != evictions
         future.set_result(trace)
+        if evicted:
+            self._after_evictions()
         return trace
 
     def _evicted(self, key, value) -> None:
         """A trace leaves the cache: users' sessions may still hold it, so its attention maps let go of their
         arrays (``AttentionMaps.release``) and get them back, made again through this cache, if they are read."""
+        self._evictions += 1
         make = self._makers.pop(key, None)
         if make is None or not isinstance(value, TranslationTrace):
             return

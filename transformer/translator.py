@@ -110,7 +110,8 @@ class Translator:
         self.source_counts = counts["source"] if fits else None
         self.french_ratio = doubt.french_log_ratio(counts["source"], counts["target"]) if fits else None
         self.checkpoint_id = checkpoint_identity(checkpoint, self.device)
-        self.cache = TraceCache(cache_size, keep=lambda t: not t.timed_out) if cache_size > 0 else None
+        self.cache = TraceCache(cache_size, keep=lambda t: not t.timed_out,
+                                after_evictions=release_freed_memory) if cache_size > 0 else None
         self.attributions = TraceCache(ATTRIBUTION_CACHE_SIZE, frozen=lambda a: a,
                                        maxbytes=ATTRIBUTION_CACHE_BYTES) if cache_size > 0 else None
         self.batcher = (MicroBatcher(self._trace_batch, max_batch, batch_workers, batch_window_s, "trace")
