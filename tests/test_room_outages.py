@@ -176,10 +176,12 @@ def test_a_presenter_is_told_when_publishing_pauses_and_the_room_survives_an_app
         proc_box[0] = start_app(port=port)[0]                            # ...and starts again, empty
         r = httpx.get(f"{url}live/rooms/{room['code']}")
         assert r.status_code == 404 and not r.json()["ended"]            # a follower waits (follow.js)
+        page.values[app.find(elem_id="step-slider")] = 3                # beyond the slider's built range (1-2)
         await page.fire(ids["publish"], "click")                         # the presenter's page, not reloaded
         assert "taken up again" in str(page.values[ids["note"]])
         again = httpx.get(f"{url}live/rooms/{room['code']}").json()
         assert again["state"]["text"] == first["state"]["text"] and again["version"] > first["version"]
+        assert again["state"]["step"] == "3"
         assert browser_room(app, page) == room
         http2, _, reloaded = await presenter_page(url, room)             # a reload: offered to resume it
         assert f"Resume live session {room['code']}" in str(reloaded.values[ids["start"]])
@@ -241,3 +243,28 @@ def test_a_presenter_publishing_fast_is_sent_as_one_and_the_last_view_lands():
     view = rooms.read(room[0])
     assert view.state["step"] == "40" and view.version <= 3               # 40 changes, at most a few publishes
     assert PUBLISH_MIN_S > 0
+
+
+def test_a_forged_secret_cannot_hold_back_or_close_a_room_and_waiting_pages_are_not_guessers():
+    """The publish event can be called by hand with a room's public code: without the signed secret it changes
+    nothing, neither the room nor the presenter's own publishing. A class polling the same lost code is not a
+    guesser: a code counts once."""
+    from ui.live import PUBLISH_MIN_S, LiveRooms
+    from ui.room_limits import RoomLimits
+    from ui.room_watch import RoomWatch
+    from ui.rooms import MemoryRooms
+    rooms = MemoryRooms(keys=RoomKeys(b"k" * 32))
+    live = LiveRooms(None, [], rooms, RoomWatch(rooms), RoomLimits())
+    room = rooms.create()
+    assert live.send(room, VIEW) == "ok"
+    forged = {"code": room[0], "secret": "junk.0123456789abcdef0123456789abcdef"}
+    for _ in range(5):
+        out = live.publish(forged, None, "Someone else's sentence.", "steps", "Viridis", "")
+        assert all(o == {"__type__": "update"} for o in out)                    # gr.skip(): nothing changes
+        assert live.end(forged, None)[-1] == ""
+    assert rooms.read(room[0]).state == VIEW and room[0] not in live.pending and live.outcomes[room[0]] == "ok"
+    time.sleep(PUBLISH_MIN_S + 0.05)
+    assert live.send(room, {**VIEW, "step": "3"}) == "ok" and rooms.read(room[0]).state["step"] == "3"
+    limits = RoomLimits(misses="3 per minute", lockout="60 seconds")
+    assert [limits.missed("school", "LOST42") for _ in range(50)] == [0] * 50     # one code, polled: no lock-out
+    assert [limits.missed("guesser", c) for c in ("AAAA11", "BBBB22", "CCCC33", "DDDD44")][-1] > 0

@@ -123,8 +123,9 @@ class AttentionMaps:
         held = self.__dict__
         if "probs" not in held:
             return
-        held["_refill"], held["_refill_lock"] = refill, threading.Lock()
-        held["_weak"] = (weakref.ref(held.pop("probs")), weakref.ref(held.pop("scores")))
+        held["_weak"] = (weakref.ref(held["probs"]), weakref.ref(held["scores"]))   # ready before the arrays go
+        held["_refill_lock"], held["_refill"] = threading.Lock(), refill
+        del held["probs"], held["scores"]
 
     @property
     def released(self) -> bool:

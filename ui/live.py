@@ -99,7 +99,7 @@ def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames, limits: 
         except StoreDown:
             return None, unavailable()
         if not json.loads(answer.body)["ended"]:
-            locked = limits.missed(client)
+            locked = limits.missed(client, str(code).upper()[:12])
             if locked:
                 return None, locked_out(locked)
         return None, answer
@@ -138,10 +138,13 @@ def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames, limits: 
 
     @app.get(ROUTE + "/{code}")
     async def room_view(code: str, request: Request):
-        """The room's view parameters (version and state), 304 while the browser has this version."""
+        """The room's view parameters (version and state), 304 while the browser has this version (or while the
+        room has shown nothing yet)."""
         view, refused = await lookup(code, request)
         if refused is not None:
             return refused
+        if not view.state:
+            return Response(status_code=304, headers={"Cache-Control": "no-cache"})
         etag = f'"{view.version}"'
         headers = {"ETag": etag, "Cache-Control": "no-cache"}
         if request.headers.get("if-none-match") == etag:
@@ -155,6 +158,8 @@ def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames, limits: 
         view, refused = await lookup(code, request)
         if refused is not None:
             return refused
+        if not view.state:                  # made, nothing shown yet (a room just started or taken up again)
+            return Response(status_code=304, headers={"Cache-Control": "no-cache"})
         look = Look.of(request.query_params)
         etag = f'"{view.version}-{int(look.dark)}{int(look.narrow)}"'
         headers = {"ETag": etag, "Cache-Control": "no-cache"}
@@ -235,10 +240,13 @@ def note_html(kind: str, code: str = "", detail: str = "") -> str:
     return f'<div class="live-note-line {cls}" role="status">{html.escape(text.format(code=code))}</div>'
 
 
-def held(room_v) -> Optional[tuple[str, str]]:
-    """The (code, secret) a presenter's browser holds, or None (anything else it may send is no room)."""
+def held(room_v, keys=None) -> Optional[tuple[str, str]]:
+    """The (code, secret) a presenter's browser holds, or None (anything else it may send is no room). With `keys`,
+    only a secret this app signed for that code counts: a forged one (an event called by hand with a room's public
+    code) never reaches the room's bookkeeping, so it cannot hold back or close the real presenter's room."""
     if isinstance(room_v, dict) and isinstance(room_v.get("code"), str) and isinstance(room_v.get("secret"), str):
-        return room_v["code"][:12], room_v["secret"][:200]
+        room = room_v["code"][:12].upper(), room_v["secret"][:200]
+        return room if keys is None or keys.proves(*room) else None
     return None
 
 
@@ -274,7 +282,7 @@ class LiveRooms:
 
     def start(self, room_v, request: gr.Request) -> tuple:
         """Start a room, or resume the one this browser holds (taken up again if a restart lost it)."""
-        room, note = held(room_v), ""
+        room, note = held(room_v, self.rooms.keys), ""
         try:
             if room is not None and (self.rooms.owns(*room) or self.rooms.adopt(*room)):
                 note = "resumed"
@@ -291,7 +299,7 @@ class LiveRooms:
         return (*self.opened(room), note_html(note, room[0]))
 
     def end(self, room_v, request: gr.Request) -> tuple:
-        room = held(room_v)
+        room = held(room_v, self.rooms.keys)
         if request is not None:
             self.presenters.pop(request.session_hash, None)
         if room is not None:
@@ -311,7 +319,7 @@ class LiveRooms:
         if room is None:
             return gr.skip(), gr.skip(), gr.skip()
         try:
-            if self.rooms.owns(*room) or self.rooms.keys.proves(*room):
+            if self.rooms.owns(*room) or self.rooms.keys.proves(*room):   # running, or lost and takeable again
                 return gr.skip(), gr.update(value=f"Resume live session {room[0]}"), note_html("resume", room[0])
         except StoreDown:
             return gr.skip(), gr.skip(), note_html("start_down")
@@ -319,7 +327,9 @@ class LiveRooms:
 
     def deliver(self, room: tuple, state: dict) -> str:
         """Publish now: "ok", "taken_up" (a restart had lost the room: made again), "down" or "lost"."""
-        outcome = self.outcomes[room[0]] = self._deliver(room, state)
+        outcome = self._deliver(room, state)
+        if outcome != "lost":
+            self.outcomes[room[0]] = outcome
         return outcome
 
     def _deliver(self, room: tuple, state: dict) -> str:
@@ -328,13 +338,13 @@ class LiveRooms:
             try:
                 version = self.rooms.publish(*room, state)
             except NoSuchRoom:
-                if not self.rooms.adopt(*room):
-                    raise
-                log.warning("live room %s: taken up again by its presenter (a restart had lost it)", code)
-                version, outcome = self.rooms.publish(*room, state), "taken_up"
+                if self.rooms.adopt(*room):
+                    log.warning("live room %s: taken up again by its presenter (a restart had lost it)", code)
+                    outcome = "taken_up"
+                version = self.rooms.publish(*room, state)   # (made meanwhile by another tab or request: fine)
         except StoreDown:
             return "down"
-        except RoomError as e:          # ended, not this room's secret, or no room left for it
+        except RoomError as e:          # ended by its presenter, or no room left for it
             log.warning("live room %s: %s", code, e)
             self.forget(code)
             return "lost"
@@ -367,7 +377,7 @@ class LiveRooms:
 
     def publish(self, room_v, trace, text, tab, scale, note, *values, timer_tick=False, request=None) -> tuple:
         """The presenter's page's view, published; the page's live controls change only when the outcome does."""
-        room = held(room_v)
+        room = held(room_v, self.rooms.keys)
         skip = (gr.skip(),) * 6
         if room is None or (trace is None and not str(text or "").strip()):
             return skip
@@ -441,8 +451,10 @@ def wire_live(demo, page: Page, tabs: list, current_tab, rooms: RoomStore, watch
 
     def tick(request: gr.Request, *args):
         return live.publish(*args, timer_tick=True, request=request)
-    send_btn.click(publish, inputs, live_outputs, show_progress="hidden", trigger_mode="always_last",
-                   **quiet).then(None, None, None, js=presenting, **quiet)
-    timer.tick(tick, inputs, live_outputs, show_progress="hidden", **quiet).then(None, None, None, js=presenting,
-                                                                                  **quiet)
+    # The values as the page sent them (preprocess=False): after a restart of the app a control's range is back to
+    # the one it was built with (a step slider's 1-2), and the page's own step 7 must still reach the room.
+    raw = dict(preprocess=False, show_progress="hidden", **quiet)
+    send_btn.click(publish, inputs, live_outputs, trigger_mode="always_last", **raw).then(
+        None, None, None, js=presenting, **quiet)
+    timer.tick(tick, inputs, live_outputs, **raw).then(None, None, None, js=presenting, **quiet)
     return live

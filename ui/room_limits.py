@@ -2,9 +2,9 @@
 windows, in this app process's memory:
 
 - live sessions started: ROOMS_PER_CLIENT (a loop cannot fill the store; a presenter starts one or two);
-- codes asked for that name no room: MISSES_PER_CLIENT, beyond which the client is locked out of every room
-  lookup for LOCKOUT (a guesser learns nothing more; a class behind one address mistyping a code stays far
-  below it).
+- different codes asked for that name no room: MISSES_PER_CLIENT, beyond which the client is locked out of every
+  room lookup for LOCKOUT (a guesser learns nothing more; a class behind one address mistyping a code, or waiting
+  for a room a restart lost, stays far below it: the same code counts once).
 
 A client is its network address as the server sees it (behind a proxy, the proxy's: start the server with the
 proxy's forwarded-address settings). Several app processes each count their own.
@@ -27,6 +27,7 @@ class RoomLimits:
         self.window = strategies.MovingWindowRateLimiter(storage.MemoryStorage())
         self.rooms, self.misses = parse(rooms), parse(misses)
         self.lockout = parse(f"1 per {lockout}")
+        self.seen = parse(f"1 per {self.misses.get_expiry()} seconds")    # a code counts once per window
 
     def may_create(self, client: str) -> bool:
         """Counts a live session started by `client`; False beyond its allowance (then nothing is counted)."""
@@ -39,9 +40,13 @@ class RoomLimits:
         reset = self.window.get_window_stats(self.lockout, "locked", client).reset_time
         return max(1, math.ceil(reset - time.time()))
 
-    def missed(self, client: str) -> int:
-        """`client` asked for a code that names no room: past MISSES_PER_CLIENT it is locked out for LOCKOUT
-        (returns the seconds it is locked out, 0 if it is not)."""
+    def missed(self, client: str, code: str) -> int:
+        """`client` asked for `code`, which names no room: past MISSES_PER_CLIENT different codes it is locked out
+        for LOCKOUT (returns the seconds it is locked out, 0 if it is not). The same code asked again does not
+        count again within the window: the pages of a class waiting for a room a restart lost poll its code."""
+        if not self.window.test(self.seen, "asked", client, code):
+            return 0
+        self.window.hit(self.seen, "asked", client, code)
         if not self.window.hit(self.misses, "miss", client):
             self.window.hit(self.lockout, "locked", client)
             return self.locked_for(client)

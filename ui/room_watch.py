@@ -9,10 +9,13 @@ nothing happens. A room its presenter ended, or that expired, ends the streams (
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Optional
 
 from .rooms import RoomStore, RoomView, StoreDown
+
+log = logging.getLogger("app")
 
 WATCH_EVERY_S = 0.2             # how often a process reads a followed room from its store (a change published in this process is read at once: RoomWatch.poke)
 KEEP_ALIVE_S = 15.0             # a comment on an idle stream, so that proxies keep it open
@@ -68,7 +71,9 @@ class RoomWatch:
                 try:
                     view = await self._read(code)
                     ended = view is None and await asyncio.to_thread(self.rooms.known, code)
-                except StoreDown:               # the store logs the outage once; the followers are told
+                except Exception as e:  # noqa: BLE001  StoreDown (logged once by the store) or anything else:
+                    if not isinstance(e, StoreDown) and w.trouble != "down":   # the followers wait, told so
+                        log.warning("live room %s: reading it failed: %s: %s", code, type(e).__name__, e)
                     self._trouble(w, "down")
                     await asyncio.sleep(self.retry)
                     continue
@@ -123,7 +128,7 @@ class RoomWatch:
                     if w.latest is None:
                         yield None
                         return
-                    if w.latest.version > after:
+                    if w.latest.version > after and w.latest.state:     # (a room that has shown nothing: wait)
                         after = w.latest.version
                         yield w.latest
                         continue

@@ -109,16 +109,26 @@ class RoomKeys:
         if os.environ.get("APP_ROOM_KEY"):
             return cls(os.environ["APP_ROOM_KEY"].encode("utf-8"))
         path = Path(os.environ.get("APP_ROOM_KEY_FILE") or Path(tempfile.gettempdir()) / "transformer-rooms.key")
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        if not path.exists():        # written whole, then linked into place: a process starting beside never reads half
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".room-key-")
             with os.fdopen(fd, "w") as f:
                 f.write(secrets.token_hex(32))
-        except FileExistsError:
-            pass
-        return cls(path.read_text().strip().encode("utf-8"))
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        if path.stat().st_uid != os.getuid() or path.stat().st_mode & 0o077:
+            raise RuntimeError(f"{path}: the room key must belong to this user and be readable by it alone")
+        key = path.read_text().strip()
+        if len(key) < 32:
+            raise RuntimeError(f"{path}: the room key is too short")
+        return cls(key.encode("utf-8"))
 
     def _sign(self, code: str, token: str) -> str:
-        return hmac.new(self.key, f"{code.upper()}.{token}".encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+        return hmac.new(self.key, f"{code.upper()}.{token}".encode("utf-8", "replace"),
+                        hashlib.sha256).hexdigest()[:32]
 
     def new_secret(self, code: str) -> str:
         token = secrets.token_urlsafe(18)
@@ -127,7 +137,8 @@ class RoomKeys:
     def proves(self, code: str, secret) -> bool:
         """Was `secret` made by this app for the room `code`?"""
         token, _, sig = str(secret or "").rpartition(".")
-        return bool(token) and hmac.compare_digest(sig, self._sign(str(code), token))
+        return bool(token) and hmac.compare_digest(sig.encode("utf-8", "replace"),
+                                                   self._sign(str(code), token).encode())
 
 
 class Outage:
@@ -227,7 +238,7 @@ class MemoryRooms:
             if self._alive(self._rooms.get(code), now) or self._ended.get(code, (0, False))[1]:
                 return False
             self._rooms.pop(code, None)
-            self._add(code, secret, int(now), now)   # a version above any the followers saw before
+            self._add(code, secret, int(now * 1000), now)   # a version above any the followers saw before
             return True
 
     def _owned(self, code: str, secret: str) -> dict:
@@ -323,7 +334,7 @@ class RedisRooms:
         # one try, two seconds at most: a hung server is told at once, not after redis-py's backed-off retries
         self.r = redis.Redis.from_url(url, decode_responses=True, socket_timeout=2, socket_connect_timeout=2,
                                       retry=Retry(NoBackoff(), 0))
-        self.down_errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+        self.down_errors = (redis.exceptions.RedisError,)   # not answering, or not able to (read-only, out of memory)
         self.idle_s, self.unused_s = int(idle_s), int(max(1, unused_s))
         self.max_rooms = max_rooms or globals()["max_rooms"]()
         self.keys = keys or RoomKeys.of_this_app()
@@ -374,7 +385,7 @@ class RedisRooms:
     def adopt(self, code: str, secret: str) -> bool:
         if not self.keys.proves(code, secret):
             return False
-        made = self._make(code, secret, int(time.time()), True)
+        made = self._make(code, secret, int(time.time() * 1000), True)
         if made == -1:
             raise self.full()
         return made == 1
