@@ -31,7 +31,6 @@ import json
 import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.support.app import free_port, start_app, stop_app  # noqa: E402
+from tests.support.redis_server import start_redis, stop_redis  # noqa: E402
 from ui.rooms import RedisRooms  # noqa: E402
 
 SENTENCES = ["The cat is sleeping on the sofa.", "The students are listening to the teacher in the big room.",
@@ -173,12 +173,10 @@ def main(argv=None) -> int:
         print("redis-server is not installed (apt-get install redis-server)")
         return 2
     port = free_port()
-    redis = subprocess.Popen([server, "--port", str(port), "--save", "", "--appendonly", "no"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    redis = start_redis(port)                      # (returns once it answers)
     url = f"redis://127.0.0.1:{port}/0"
     apps = []
     try:
-        time.sleep(0.5)
         apps = [start_app(["--redis", url]) for _ in range(args.apps)]
         urls, procs = [u for _, u in apps], [proc for proc, _ in apps]
         rooms = RedisRooms(url)
@@ -188,7 +186,7 @@ def main(argv=None) -> int:
     finally:
         for proc, _ in apps:
             stop_app(proc)
-        redis.terminate()
+        stop_redis(redis)
     changes = result["changes"]
     per = (result["cpu"] - alone["cpu"]) / max(1, (args.followers - few) * changes)
     fixed = alone["cpu"] / changes - per * few

@@ -101,7 +101,7 @@ def check_restart_and_limits(make) -> None:
     keys = RoomKeys(b"k" * 32)
     before = make(keys=keys, max_rooms=3)
     code, secret = before.create()
-    before.publish(code, secret, VIEW)
+    seen = max(before.publish(code, secret, {**VIEW, "step": str(step)}) for step in range(1, 6))
     assert before.owns(code, secret) and not before.owns(code, secret + "x") and keys.proves(code, secret)
     after = make(keys=keys, max_rooms=3, fresh=True)                    # the app, or the store, restarted empty
     with pytest.raises(NoSuchRoom):
@@ -110,7 +110,7 @@ def check_restart_and_limits(make) -> None:
     assert not make(keys=RoomKeys(b"other" * 8), max_rooms=3).adopt(code, secret)   # another app's key
     assert after.adopt(code, secret) and not after.adopt(code, secret)   # once: then it is running
     version = after.publish(code, secret, VIEW)
-    assert version > time.time() - 60 and after.read(code).state == VIEW
+    assert version > seen and after.read(code).state == VIEW             # its followers ignore nothing new
     after.end(code, secret)
     assert not after.adopt(code, secret)                                 # ended by its presenter: stays ended
     rooms = [after.create() for _ in range(3)]
