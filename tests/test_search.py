@@ -56,6 +56,7 @@ def test_forced_probabilities_equal_log_softmax_of_a_full_forward(model, tokeniz
     # every attention map of the forced pass is the forward's (future cells of decoder self-attention: their
     # scores before the mask, and probability 0)
     tr = result.trace
+    assert len({id(s.decoder_input) for s in tr.steps}) == 1 and tr.steps[2].prefix == tr.tgt_in_pieces[:3]
     stack = lambda ws, a: torch.stack([getattr(w, a)[0] for w in ws]).numpy()
     np.testing.assert_allclose(tr.encoder.probs, stack(out.encoder_attentions, "probs"), atol=1e-5)
     np.testing.assert_allclose(tr.decoder.probs, stack(out.decoder_self_attentions, "probs"), atol=1e-5)

@@ -59,6 +59,8 @@ def test_trace_pieces_steps_and_axes_agree(model_and_trace, tokenizer):
     assert trace.tgt_in_pieces == (BOS_PIECE, *trace.tgt_pieces[:-1])
     for t, step in enumerate(trace.steps):
         assert step.index == t and step.prefix == trace.tgt_in_pieces[: t + 1]
+    # the steps share one tuple of pieces (one per step grew with the square of the length, in every session)
+    assert len({id(step.decoder_input) for step in trace.steps}) == 1
     assert trace.finished == (trace.tgt_pieces[-1:] == (EOS_PIECE,)) and trace.stop in ("end", "length")
     assert trace.translation == tokenizer.decode(trace.tgt_ids)
     shapes = {"encoder": (S, S), "decoder": (T, T), "cross": (T, S)}

@@ -56,7 +56,7 @@ class Step:
     """One greedy decoding step: the decoder input so far, what came out, and what was considered."""
 
     index: int                        # 0-based
-    prefix: tuple[str, ...]           # decoder input at this step: <s> y1 ... y_index
+    decoder_input: tuple[str, ...]    # <s> y1 ... y_index, or longer: the steps of one trace share one tuple
     token_id: int                     # the chosen (most probable) piece
     piece: str
     prob: float
@@ -65,7 +65,16 @@ class Step:
     topk_probs: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        freeze(self, "prefix", "topk_ids", "topk_pieces", "topk_probs")
+        freeze(self, "decoder_input", "topk_ids", "topk_pieces", "topk_probs")
+        if len(self.decoder_input) <= self.index:
+            raise ValueError(f"step {self.index}: its decoder input has only {len(self.decoder_input)} pieces")
+
+    @property
+    def prefix(self) -> tuple[str, ...]:
+        """The decoder's input at this step: <s> y1 ... y_index. Made when asked: a trace keeps one tuple for all
+        its steps, not one per step (that grew with the square of the length: 0.1-0.3 MB a long trace, kept by
+        every session that holds one)."""
+        return self.decoder_input[: self.index + 1]
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from .reports import delete_cache_setting, sweep_reports
 from .room_limits import RoomLimits
 from .room_watch import RoomWatch
 from .rooms import MemoryRooms, RoomStore
+from .sessions import use_lean_sessions
 from .settings import (APP_CONCURRENCY, APP_GRADIO_ANALYTICS, APP_MAX_SESSIONS, APP_MAX_THREADS,
                        APP_REDRAW_CONCURRENCY, APP_STATUS_UPDATE_RATE, APP_TRANSLATE_WAITING)
 from .tabs import DEFAULT_TAB, TABS
@@ -246,6 +247,7 @@ def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, b
     """Queue and launch the page with its look, and the live rooms' route beside it; report files are swept
     on Gradio's cache schedule."""
     sweep_reports(delete_cache_setting()[0])
+    use_lean_sessions()      # no per-session copy of the page config (0.5-1.5 MB a session): ui/sessions.py
     # Gradio's queue sums up every event it has recorded (a pandas table of up to 10,000) after each event, for a
     # monitoring page this app does not use: 3-10 ms holding the GIL per event, more as a lecture goes on
     # (bench/RESULTS.md, seventh round). Read when the queue is made; a value set in the environment wins.

@@ -179,7 +179,7 @@ def trace_greedy_batch(
     limits = [output_limit(model, len(s.ids), max_new_tokens) for s in sources]
     enc = model.encode(src, output_attentions=True)
     cache, recorder = model.new_cache(enc), AttentionRecorder(cfg.n_decoder_layers, cfg.n_heads)
-    steps: list[list[Step]] = [[] for _ in sources]
+    steps: list[list] = [[] for _ in sources]          # per sentence: (index, token, piece, p, top-k...) per step
     stops: list[Optional[StopReason]] = [None] * len(sources)
     prefixes = [vocab.pieces([cfg.bos_id]) for _ in sources]
     tokens = [cfg.bos_id] * len(sources)
@@ -198,7 +198,7 @@ def trace_greedy_batch(
             pieces = vocab.pieces(ids)
             tok = forced[b][t] if forced[b] and t in forced[b] else ids[0]
             piece, p = (pieces[0], ps[0]) if tok == ids[0] else (vocab.pieces([tok])[0], float(probs[r, tok]))
-            steps[b].append(Step(t, prefixes[b], tok, piece, p, ids, pieces, ps))
+            steps[b].append((t, tok, piece, p, ids, pieces, ps))
             tokens[b], prefixes[b] = tok, prefixes[b] + [piece]
             stops[b] = "end" if tok == cfg.eos_id else ("length" if t + 1 >= limits[b] else None)
         going = [r for r, b in enumerate(active) if stops[b] is None]
@@ -210,12 +210,14 @@ def trace_greedy_batch(
             memory = EncoderOutput(memory.memory[rows], None if memory.src_mask is None else memory.src_mask[rows])
             active = [active[r] for r in going]
     if any(len(s) > 1 for s in steps):   # one teacher-forced pass: the full QKᵀ of decoder self-attention
-        tgt_in = pad_batch([[cfg.bos_id] + [st.token_id for st in s][:-1] for s in steps], cfg.pad_id, device)
+        tgt_in = pad_batch([[cfg.bos_id] + [st[1] for st in s][:-1] for s in steps], cfg.pad_id, device)
         recorder.add_future_scores(model.decode(tgt_in, enc, output_attentions=True))
     seconds = time.perf_counter() - t0
     traces = []
     for b, source in enumerate(sources):
-        decoder, cross = recorder.maps(b, len(steps[b]), steps[b][-1].prefix if steps[b] else [], source.pieces)
+        decoder_input = tuple(prefixes[b][: len(steps[b])])            # <s> y1 ... y_{n-1}: one tuple for every step
+        steps[b] = [Step(t, decoder_input, *rest) for t, *rest in steps[b]]
+        decoder, cross = recorder.maps(b, len(steps[b]), decoder_input if steps[b] else [], source.pieces)
         traces.append(make_trace(vocab, source, steps[b], stops[b] or "length", encoder_maps(enc.attentions,
                                  source.pieces, b), decoder, cross, cfg.d_head, str(device), seconds, deadline_s))
     return traces

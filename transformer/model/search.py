@@ -52,14 +52,14 @@ def forced_pass(model: Transformer, vocab: Vocabulary, source: Source, tgt_ids: 
     chosen = logp.gather(1, torch.as_tensor(ids, device=device)[:, None])[:, 0]
     ranks = ((logp > chosen[:, None]).sum(1) + 1).tolist()
     top_lp, top_i = logp.topk(min(top_k, logp.size(-1)), dim=-1)
-    pieces, tgt_in = vocab.pieces(ids), vocab.pieces([cfg.bos_id] + ids[:-1])
+    pieces, tgt_in = vocab.pieces(ids), tuple(vocab.pieces([cfg.bos_id] + ids[:-1]))
     steps, forced = [], []
     for t, tok in enumerate(ids):
         cand = top_i[t].tolist()
         cand_p = top_lp[t].exp().tolist()
         cand_pieces = vocab.pieces(cand)
         p = float(chosen[t].exp())
-        steps.append(Step(t, tgt_in[: t + 1], tok, pieces[t], p, cand, cand_pieces, cand_p))
+        steps.append(Step(t, tgt_in, tok, pieces[t], p, cand, cand_pieces, cand_p))
         forced.append(ForcedPiece(pieces[t], tok, p, float(chosen[t]), int(ranks[t]), cand_pieces[0], cand_p[0]))
     decoder, cross = _decoder_maps(dec, tgt_in, source.pieces)
     trace = make_trace(vocab, source, steps, "end", encoder_maps(enc.attentions, source.pieces), decoder, cross,
