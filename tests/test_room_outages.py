@@ -268,3 +268,27 @@ def test_a_forged_secret_cannot_hold_back_or_close_a_room_and_waiting_pages_are_
     limits = RoomLimits(misses="3 per minute", lockout="60 seconds")
     assert [limits.missed("school", "LOST42") for _ in range(50)] == [0] * 50     # one code, polled: no lock-out
     assert [limits.missed("guesser", c) for c in ("AAAA11", "BBBB22", "CCCC33", "DDDD44")][-1] > 0
+
+
+def test_behind_a_proxy_clients_are_told_apart_by_the_address_the_proxy_saw(monkeypatch):
+    """On a Hugging Face Space every request comes from its proxy: the room limits count the address the proxy
+    appended to X-Forwarded-For, not the proxy's own (one allowance for the whole Space), and what a client wrote
+    in the header itself cannot make it pass for another."""
+    from types import SimpleNamespace
+    from ui.live import client_of
+
+    def request(forwarded=None):
+        headers = {"x-forwarded-for": forwarded} if forwarded is not None else {}
+        return SimpleNamespace(client=SimpleNamespace(host="10.0.0.9"), headers=headers)
+
+    monkeypatch.delenv("APP_FORWARDED_HOPS", raising=False)
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    assert client_of(request("203.0.113.7")) == "10.0.0.9"            # no proxy trusted: the header means nothing
+    monkeypatch.setenv("SPACE_ID", "someone/transformer-lecture")
+    assert client_of(request("203.0.113.7")) == "203.0.113.7"
+    assert client_of(request("198.51.100.1, 203.0.113.7")) == "203.0.113.7"     # a forged entry stays on the left
+    assert client_of(request()) == "10.0.0.9"                                  # no header: the connection's
+    monkeypatch.setenv("APP_FORWARDED_HOPS", "2")
+    assert client_of(request("198.51.100.1, 203.0.113.7, 10.1.1.1")) == "203.0.113.7"
+    monkeypatch.setenv("APP_FORWARDED_HOPS", "0")
+    assert client_of(request("203.0.113.7")) == "10.0.0.9"

@@ -35,6 +35,7 @@ from .page import Page
 from .room_limits import RoomLimits
 from .room_watch import KEEP_ALIVE, TROUBLES, RoomWatch
 from .rooms import NoSuchRoom, RoomError, RoomsFull, RoomStore, StoreDown
+from .settings import forwarded_hops
 
 log = logging.getLogger("app")
 ROUTE = "/live/rooms"
@@ -63,6 +64,15 @@ def locked_out(seconds: int) -> JSONResponse:
 
 
 def client_of(request) -> str:
+    """Who asks, for the room limits: the connection's address, or behind `forwarded_hops()` trusted proxies the
+    address the outermost of them saw (X-Forwarded-For's entry that many from the right: what a client writes
+    in the header itself stays to the left of it, so it cannot pass for another client)."""
+    hops = forwarded_hops()
+    if hops:
+        headers = getattr(request, "headers", None) or {}
+        chain = [a.strip() for a in str(headers.get("x-forwarded-for", "")).split(",") if a.strip()]
+        if len(chain) >= hops:
+            return chain[-hops][:64]
     client = getattr(request, "client", None)
     return getattr(client, "host", None) or "unknown"
 

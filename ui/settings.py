@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 
 from transformer.config import MAX_INPUT_CHARS
 
@@ -35,6 +36,16 @@ APP_REPORT_KEEP_S = 120     # our own report files are deleted this long after (
 TEXTBOX_MAX_CHARS = 4 * MAX_INPUT_CHARS   # the box takes more, so that the cut can be reported
 PLAY_INTERVAL_S = 1.0       # seconds per step when the step-by-step view plays (the default speed)
 PLAY_SPEEDS = [("0.5 s/step", 0.5), ("1 s/step", 1.0), ("2 s/step", 2.0), ("3 s/step", 3.0)]   # seconds per step
+
+
+def forwarded_hops() -> int:
+    """Proxies in front of the app whose X-Forwarded-For entries are trusted, to tell clients apart for the room
+    limits (ui/room_limits.py): APP_FORWARDED_HOPS in the environment, else 1 on a Hugging Face Space (every
+    request comes from its proxy, which appends the client's address), else 0 (the connection's own address)."""
+    raw = os.environ.get("APP_FORWARDED_HOPS", "").strip()
+    if raw.isdigit():
+        return int(raw)
+    return 1 if os.environ.get("SPACE_ID") else 0
 
 
 def status_update_rate(raw) -> "float | str":
