@@ -138,6 +138,8 @@ def test_large_numbers_are_grouped_as_each_language_writes_them():
     assert all(fr == en.replace(",", " ") and int(en.replace(",", "")) >= 1000 for en, fr in counts)
     assert all(re.fullmatch(r"\d{1,3}(,\d{3})+", en) for en, _ in counts)
     assert any(en.endswith(",000,000") for en, _ in counts) and any(en.count(",") == 1 for en, _ in counts)
+    tens = sum(bool(re.fullmatch(r"\d{1,2}0,000", en)) for en, _ in counts)     # '20,000': '▁2' '0,000' in pieces
+    assert tens > len(counts) // 8, tens
     corpus = PAIRS + [("I waited until 5 o'clock.", "J'ai attendu jusqu'à 5 heures."),
                       ("Wait 2 or 3 days.", "Attends 2 ou 3 jours."), ("Look at head 4.", "Regarde la tête 4."),
                       ("I got 19 out of 20.", "J'ai eu 19 sur 20."), ("An MP3 player with 12 songs.", "Un lecteur MP3 avec 12 chansons.")]

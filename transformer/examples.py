@@ -70,7 +70,7 @@ CLASSICS = [
             COREFERENCE),
     Classic("The animal didn't cross the street because it was too wide.", BLOG,
             "One word changed: now “it” is the street, and the French needs “elle” (“la rue”). Compare the row "
-            "“it” with the sentence above. This model writes “elle” (P 0.98 against 0.01 for “il”), but on such "
+            "“it” with the sentence above. This model writes “elle” (P 0.97 against 0.00 for “il”), but on such "
             "pairs of words it never saw in this pattern it gets both right only about one time in four: it "
             "learned the words of its training pairs more than the rule.", "tab=explorer&kind=encoder&layer=6&head=mean",
             COREFERENCE[:-1] + ", but some are close to it: “The dog didn't cross the street because it was too "
