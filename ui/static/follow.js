@@ -107,7 +107,12 @@
       last.remove();
     }
     document.body.dataset.version = String(msg.version);
+    note('text', msg.version);
     if (todo.length) {
+      // The step line, the sentence and the title are on screen before any figure is drawn: a big figure holds a
+      // page 0.3-1 s, and the student should not wait that long to see that the presenter moved on.
+      await new Promise((resolve) => { requestAnimationFrame(() => setTimeout(resolve, 0)); setTimeout(resolve, 100); });
+      if (msg !== latest) return;
       plotly = plotly || await loadPlotly();
       if (msg !== latest) return;              // a newer view came while plotly.js loaded: it draws instead
       if (!plotly) { message('The figures could not be loaded: reload the page.'); return; }
@@ -128,7 +133,8 @@
       }
       later.forEach(([box, fig]) => { pending.set(box, [fig, config]); seen.observe(box); });
       if (later.length) idle(drawPending);
-    }    if (msg === latest) { document.body.dataset.drawn = String(msg.version); note('drawn', msg.version); }
+    }
+    if (msg === latest) { document.body.dataset.drawn = String(msg.version); note('drawn', msg.version); }
   };
 
   // when each view arrived and was drawn (ms since the page opened): for benchmarks and curious students
