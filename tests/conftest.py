@@ -122,3 +122,38 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         yield b
         b.close()
+
+
+# Markers (issue 42): `pytest -m "not slow"` runs the tests that need no browser, no app server and no training
+# run; the README's command runs them all. A test is slow when it, or a fixture it uses (at any depth), starts a
+# browser, an app process, a Redis server or a training run: found from their source, so a new test is marked
+# without anyone remembering to.
+SLOW_SIGNS = ("start_app(", "sync_playwright", "redis_server", "transformer.cli.train", "training.train import main",
+              "torchrun", "start_redis", '"app.py"', "APP_PY", ".launch(", "serve(", "load_test", "Popen(")
+
+
+def _starts_something(fn, depth: int = 2) -> bool:
+    """Does `fn`'s source, or that of a function of its module it calls (two levels down), start something?"""
+    import inspect
+    try:
+        src = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return False
+    if any(sign in src for sign in SLOW_SIGNS):
+        return True
+    module = sys.modules.get(getattr(fn, "__module__", ""), None)
+    if depth and module is not None and hasattr(fn, "__code__"):
+        for name in fn.__code__.co_names:
+            helper = getattr(module, name, None)
+            if inspect.isfunction(helper) and helper.__module__ == module.__name__ and helper is not fn:
+                if _starts_something(helper, depth - 1):
+                    return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        fixtures = getattr(item, "_fixtureinfo", None)
+        defs = [d for ds in (fixtures.name2fixturedefs.values() if fixtures else ()) for d in ds]
+        if _starts_something(getattr(item, "function", None)) or any(_starts_something(d.func) for d in defs):
+            item.add_marker(pytest.mark.slow)

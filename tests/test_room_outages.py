@@ -288,6 +288,9 @@ def test_behind_a_proxy_clients_are_told_apart_by_the_address_the_proxy_saw(monk
     assert client_of(request("203.0.113.7")) == "203.0.113.7"
     assert client_of(request("198.51.100.1, 203.0.113.7")) == "203.0.113.7"     # a forged entry stays on the left
     assert client_of(request()) == "10.0.0.9"                                  # no header: the connection's
+    from starlette.datastructures import Headers                  # a forged line of its own, then the proxy's
+    two_lines = Headers(raw=[(b"x-forwarded-for", b"198.51.100.1"), (b"x-forwarded-for", b"203.0.113.7")])
+    assert client_of(SimpleNamespace(client=SimpleNamespace(host="10.0.0.9"), headers=two_lines)) == "203.0.113.7"
     monkeypatch.setenv("APP_FORWARDED_HOPS", "2")
     assert client_of(request("198.51.100.1, 203.0.113.7, 10.1.1.1")) == "203.0.113.7"
     monkeypatch.setenv("APP_FORWARDED_HOPS", "0")

@@ -70,7 +70,8 @@ def client_of(request) -> str:
     hops = forwarded_hops()
     if hops:
         headers = getattr(request, "headers", None) or {}
-        chain = [a.strip() for a in str(headers.get("x-forwarded-for", "")).split(",") if a.strip()]
+        lines = headers.getlist("x-forwarded-for") if hasattr(headers, "getlist") else [headers.get("x-forwarded-for", "")]
+        chain = [a.strip() for a in ",".join(map(str, lines)).split(",") if a.strip()]    # a header sent twice: both
         if len(chain) >= hops:
             return chain[-hops][:64]
     client = getattr(request, "client", None)
