@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.app import start_app, stop_app  # noqa: E402
+from harness.app import start_app, stop_app  # noqa: E402
 from bench.load_test import Ids  # noqa: E402
-from tests.support.gradio_page import AppConfig, Page  # noqa: E402
+from harness.gradio_page import AppConfig, Page  # noqa: E402
 
 NUMBERS = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty"]
 PLACES = ["market", "station", "museum", "library", "harbour", "bakery"]

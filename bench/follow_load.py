@@ -41,8 +41,8 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.app import free_port, start_app, stop_app  # noqa: E402
-from tests.support.redis_server import start_redis, stop_redis  # noqa: E402
+from harness.app import free_port, start_app, stop_app  # noqa: E402
+from harness.redis_server import start_redis, stop_redis  # noqa: E402
 from ui.rooms import RedisRooms  # noqa: E402
 
 SENTENCES = ["The cat is sleeping on the sofa.", "The students are listening to the teacher in the big room.",

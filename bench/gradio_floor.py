@@ -3,7 +3,7 @@
 ``python bench/gradio_floor.py [--users 100] [--outputs 1 51] [--inputs 1 50] [--wiring plain one-hop]``
 serves a page with nothing but a text box and a button, whose click sends `--inputs` components and gets
 `--outputs` back (the first output is the text upper-cased, the others empty), and drives it with the same
-load generator as bench/load_test.py (tests/support/gradio_page.py): every user opens the page, then all
+load generator as bench/load_test.py (harness/gradio_page.py): every user opens the page, then all
 click within one second, as the lecture scenario does. The p95 it prints is the best the app's own Translate
 could reach on this machine with that many inputs and outputs: the function costs nothing here.
 Run it beside ``bench/load_test.py --scenario lecture`` on the same quiet machine.
@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.app import free_port  # noqa: E402
-from tests.support.gradio_page import AppConfig, Page  # noqa: E402
+from harness.app import free_port  # noqa: E402
+from harness.gradio_page import AppConfig, Page  # noqa: E402
 
 
 def serve(port: int, n_inputs: int, n_outputs: int, wiring: str) -> None:

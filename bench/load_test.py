@@ -43,8 +43,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.app import start_app, stop_app  # noqa: E402
-from tests.support.gradio_page import AppConfig, Page  # noqa: E402
+from harness.app import start_app, stop_app  # noqa: E402
+from harness.gradio_page import AppConfig, Page  # noqa: E402
 from ui.settings import APP_CONCURRENCY  # noqa: E402
 
 SUBJECTS = ["My sister", "The teacher", "Our neighbour", "A young boy", "The old woman", "His friend", "The doctor",

@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.app import start_app, stop_app  # noqa: E402
-from tests.support.browser import CHROMIUM, FLAGS, VIEWPORT  # noqa: E402
+from harness.app import start_app, stop_app  # noqa: E402
+from harness.browser import CHROMIUM, FLAGS, VIEWPORT  # noqa: E402
 
 WAIT_MS = 90_000
 SENTENCE = "The cat is sleeping on the sofa."

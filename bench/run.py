@@ -190,7 +190,7 @@ def bench_app(reps: int, requests: int) -> dict:
     from gradio_client import Client
 
     from bench.load_test import app_rss_mb
-    from tests.support.app import start_app, stop_app
+    from harness.app import start_app, stop_app
     t0 = time.perf_counter()
     proc, url = start_app()
     try:

@@ -28,7 +28,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.app import start_app, stop_app  # noqa: E402
+from harness.app import start_app, stop_app  # noqa: E402
 
 WORDS = ("students teacher lecture model attention layer head word sentence French English translation piece step "
          "network weight training data morning evening museum garden river city village mountain library kitchen "

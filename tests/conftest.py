@@ -75,7 +75,7 @@ def random_batch(cfg, B=3, S=9, seed=0):
     return src
 
 
-from tests.support.app import free_port, start_app, stop_app  # noqa: E402,F401  (shared with the benchmarks)
+from harness.app import free_port, start_app, stop_app  # noqa: E402,F401  (shared with the benchmarks)
 
 
 @pytest.fixture(scope="session")
@@ -112,7 +112,7 @@ def browser():
     """Debian's Chromium driven by playwright (never a downloaded browser); CI must have it. Per module:
     playwright's sync API keeps an event loop running while it is open, which later asyncio tests refuse."""
     import os
-    from tests.support.browser import CHROMIUM, FLAGS
+    from harness.browser import CHROMIUM, FLAGS
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail("chromium is not installed (CI must run the browser test: apt-get install chromium)")

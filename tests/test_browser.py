@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.support.browser import VIEWPORT, open_other_views, translate_and_step
+from harness.browser import VIEWPORT, open_other_views, translate_and_step
 
 
 def test_translate_step_and_explore_in_a_browser(browser, app_url, tmp_path):
@@ -74,7 +74,7 @@ def step_shown(page) -> int:
 
 def test_the_page_opens_with_an_example_translated(browser, app_url):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
-    from tests.support.browser import open_link
+    from harness.browser import open_link
     assert open_link(page, app_url).strip()
     assert page.locator("#src-text textarea").input_value().strip()
     page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)
@@ -86,7 +86,7 @@ def test_the_page_opens_with_an_example_translated(browser, app_url):
 
 
 def test_arrows_step_after_enter_and_only_where_stepping_is_shown(browser, app_url):
-    from tests.support.browser import open_link
+    from harness.browser import open_link
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     first = open_link(page, app_url, text="The cat is sleeping on the sofa.")
     box = page.locator("#src-text textarea")
@@ -112,7 +112,7 @@ def test_arrows_step_after_enter_and_only_where_stepping_is_shown(browser, app_u
 
 def test_a_text_link_opens_its_sentence_and_view(browser, app_url):
     gradio_client = pytest.importorskip("gradio_client")
-    from tests.support.browser import open_link
+    from harness.browser import open_link
     text = "Where is the nearest train station?"
     expected, *_ = gradio_client.Client(app_url, verbose=False).predict(text, api_name="/translate")
     page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -138,7 +138,7 @@ def test_a_text_link_opens_its_sentence_and_view(browser, app_url):
 
 
 def test_bad_link_values_fall_back_with_a_note(browser, app_url):
-    from tests.support.browser import open_link
+    from harness.browser import open_link
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -164,7 +164,7 @@ def test_bad_link_values_fall_back_with_a_note(browser, app_url):
 def test_notes_are_under_the_pieces_and_go_with_their_sentence(browser, app_url):
     """Every doubt note is shown once, under the pieces (no toast over the French that stacks and outlives its
     sentence), and each Translate replaces them: a sentence without notes shows none."""
-    from tests.support.browser import open_link
+    from harness.browser import open_link
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     first = open_link(page, app_url, text="HELLO MY FRIEND, HOW ARE YOU?")
     page.wait_for_selector("#pieces .note:has-text('mostly in capitals')", timeout=60_000)
@@ -189,7 +189,7 @@ def test_notes_are_under_the_pieces_and_go_with_their_sentence(browser, app_url)
 def test_a_quote_is_drawn_as_a_quote_in_every_figure(browser, app_url):
     """A piece holding '"' reads '"' in the top-10 chart, the step figures' ticks and hovers, and the beam tree
     (Plotly does not decode &quot;); markup stays text."""
-    from tests.support.browser import WAIT_MS, open_link, open_tab, plots_in
+    from harness.browser import WAIT_MS, open_link, open_tab, plots_in
     svg_text = """(sel) => [...document.querySelectorAll(sel + ' .js-plotly-plot text')].map((t) => t.textContent)"""
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     open_link(page, app_url, text='He said "hello" to me.', step=6)        # "Il m'a dit ▁"": its step
@@ -215,7 +215,7 @@ def test_a_quote_is_drawn_as_a_quote_in_every_figure(browser, app_url):
 
 
 def test_presenter_mode_enlarges_the_whole_page(browser, app_url):
-    from tests.support.browser import open_link
+    from harness.browser import open_link
     page = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(page, app_url)
     page.locator("#topk-plot .js-plotly-plot").wait_for(timeout=60_000)
@@ -237,13 +237,13 @@ def test_presenter_mode_enlarges_the_whole_page(browser, app_url):
 
 def test_the_screenshot_script_names_every_tab():
     from ui.tabs import TAB_IDS
-    from tests.support.browser import TABS
+    from harness.browser import TABS
     assert TABS == TAB_IDS
 
 def test_why_this_word_views_in_a_browser(browser, app_url, tmp_path):
     """The KV-cache panel, the lines (hover isolates a piece's lines), the attribution (button) and the
     vectors each open and draw; a Code panel shows the project's own source."""
-    from tests.support.browser import open_why_views
+    from harness.browser import open_why_views
     page = browser.new_page(viewport=VIEWPORT)
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -252,7 +252,7 @@ def test_why_this_word_views_in_a_browser(browser, app_url, tmp_path):
     open_why_views(page, lambda name: (page.screenshot(path=str(tmp_path / f"why-{name}.png")), shots.append(name)))
     assert shots == ["kv-cache", "lines", "attribution", "vectors", "code"]
     assert "saved" in page.locator("#kv-cache").inner_text()
-    from tests.support.browser import open_tab
+    from harness.browser import open_tab
     open_tab(page, "Lines")
     page.locator("#lines-html svg text.tq").nth(1).hover()
     lines = page.locator("#lines-html svg line")
@@ -270,7 +270,7 @@ def test_play_shows_the_step_the_slider_shows_and_stops_at_the_end(browser, app_
     every moment the slider, the step line and the figures' titles name the same step; it stops at the last step
     and gives the button back; Play at the end starts again from step 1. (Its speed is measured by hand, not
     here: tests never race the clock.)"""
-    from tests.support.browser import WAIT_MS, open_link
+    from harness.browser import WAIT_MS, open_link
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     open_link(page, app_url, text="We will meet tomorrow morning in front of the museum.")
     page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)
@@ -307,7 +307,7 @@ def test_a_tab_opened_while_a_translate_waits_shows_the_new_sentence(browser, ap
     """Open another tab right after pressing Translate (a long sentence: the answer comes after the tab's own
     draw): the Translate empties that tab, and the page, seeing another tab on screen than the one the Translate
     drew, redraws it from the new sentence (ui/demo.py, MOVED_JS): the same figure a link to it draws."""
-    from tests.support.browser import WAIT_MS, open_link, plots_in
+    from harness.browser import WAIT_MS, open_link, plots_in
     fig = """() => { const p = document.querySelector('#explorer-plot .js-plotly-plot');
       return p && p.data ? JSON.stringify([p._fullLayout.title.text, p.data.map((d) => [d.x, d.y, d.z])]) : null; }"""
     long = ("The old fisherman who lived in the small white house near the harbour walked to the market every "

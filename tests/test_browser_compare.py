@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.browser import WAIT_MS, open_link, plots_in, set_look
+from harness.browser import WAIT_MS, open_link, plots_in, set_look
 from tests.test_browser_phone import PHONE, too_wide
 from transformer import variants
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 
-from tests.support.browser import SENTENCE, WAIT_MS, open_link, plots_in, translate_and_step
+from harness.browser import SENTENCE, WAIT_MS, open_link, plots_in, translate_and_step
 from transformer.viz import figure, plots
 
 PLOTLY_JS = Path(go.__file__).parent.parent / "package_data" / "plotly.min.js"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.browser import WAIT_MS, open_link, plots_in
+from harness.browser import WAIT_MS, open_link, plots_in
 
 FIG = """(id) => { const p = document.querySelector('#' + id + ' .js-plotly-plot');
   return p && p.data ? JSON.stringify([p._fullLayout.title.text, p.data.map((d) => d.z)]) : null; }"""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.support.browser import TABS, WAIT_MS, open_link, plots_in, show_tab
+from harness.browser import TABS, WAIT_MS, open_link, plots_in, show_tab
 from transformer.viz.figure import NARROW_LABEL_CHARS
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}

@@ -3,7 +3,7 @@ top 600 px; the colours-and-report panel opens over the page (the tabs do not mo
 elsewhere, like a menu."""
 from __future__ import annotations
 
-from tests.support.browser import WAIT_MS, open_link, plots_in
+from harness.browser import WAIT_MS, open_link, plots_in
 
 PARAGRAPH = "The cat is sleeping on the sofa. My brother bought a new car yesterday. We will go to the beach tomorrow."
 MAIN_FIGURE = {"Step by step": "#topk-plot", "Attention explorer": "#explorer-plot", "Head summary": "#summary-plot",

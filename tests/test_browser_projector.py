@@ -4,7 +4,7 @@ labels aside), each tab's first figure in the top 600 px, at most two panels sid
 screen at a button's press (Escape brings it back). tests/test_presenter_figures.py checks the figures' JSON."""
 from __future__ import annotations
 
-from tests.support.browser import WAIT_MS, open_link, plots_in
+from harness.browser import WAIT_MS, open_link, plots_in
 
 LONG = ("When the students arrived at the lecture hall this morning, the professor had already written the "
         "equations of the attention mechanism on the board.")

@@ -9,8 +9,8 @@ import os
 import signal
 from pathlib import Path
 
-from tests.support.app import free_port, start_app, stop_app
-from tests.support.redis_server import start_redis, stop_redis
+from harness.app import free_port, start_app, stop_app
+from harness.redis_server import start_redis, stop_redis
 
 SHOTS = os.environ.get("ROOM_SHOTS")
 
@@ -22,7 +22,7 @@ def shot(page, name: str) -> None:
 
 
 def test_a_lecture_through_a_redis_outage_and_an_app_restart(browser, bundled_checkpoint):
-    from tests.support.browser import WAIT_MS, open_link
+    from harness.browser import WAIT_MS, open_link
     redis_port, app_port = free_port(), free_port()
     redis_proc = start_redis(redis_port)
     args = ["--redis", f"redis://127.0.0.1:{redis_port}/0"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 
-from tests.support.browser import VIEWPORT, WAIT_MS, plots_in, translate_and_step
+from harness.browser import VIEWPORT, WAIT_MS, plots_in, translate_and_step
 
 
 def textarea_value(page, elem_id):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.support.browser import WAIT_MS, open_link, plots_in
+from harness.browser import WAIT_MS, open_link, plots_in
 from transformer.config import ModelConfig
 from ui.tour import TOUR, tour_json
 

@@ -3,7 +3,7 @@ contrastive attribution, the lens through the decoder's layers, inside one layer
 attention; and an empty Translate that leaves the page as it was."""
 from __future__ import annotations
 
-from tests.support.browser import WAIT_MS, open_link, open_tab, plots_in, show_tab
+from harness.browser import WAIT_MS, open_link, open_tab, plots_in, show_tab
 
 
 def test_contrast_lens_layer_and_forms_in_a_browser(browser, app_url):

@@ -7,7 +7,7 @@ import time
 
 from ui.settings import APP_CACHE_CLEAN_S
 from ui import reports
-from tests.support.app import start_app, stop_app
+from harness.app import start_app, stop_app
 
 
 def test_prune_old_removes_only_old_entries(tmp_path):
@@ -39,7 +39,7 @@ def test_delete_cache_setting(monkeypatch):
 def test_reports_and_gradio_copies_are_deleted_by_the_running_app(tmp_path, bundled_checkpoint):
     """A user builds reports through the page; a few seconds later no file is left (short settings)."""
     import httpx
-    from tests.support.gradio_page import AppConfig, Page
+    from harness.gradio_page import AppConfig, Page
     reports, cache = tmp_path / "reports", tmp_path / "gradio"
     env = {"APP_REPORT_DIR": str(reports), "APP_REPORT_KEEP_S": "3", "APP_DELETE_CACHE": "1,2",
            "GRADIO_TEMP_DIR": str(cache)}

@@ -12,7 +12,7 @@ import uuid
 
 import httpx
 
-from tests.support.app import start_app, stop_app
+from harness.app import start_app, stop_app
 
 HOSTILE = [None, "", "x" * 1_000_000, "\x00\x01\x1b[31m", "\ud800", "مرحبا بالعالم", "🐱" * 50, "a" * 5000,
            [1, 2], {"a": 1}, -1, 0, 1.5, True, 10**12, "<img src=x onerror=alert(1)>"]

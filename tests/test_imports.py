@@ -3,8 +3,8 @@ need neither torch nor gradio nor SentencePiece, and only ui/ and app.py import 
 
 Layers, from the bottom: the torch-free core (config, pieces, trace, doubt, examples, ...) -> model/ -> io/
 -> training/ and the serving modules (translator, batcher, caches) -> cli/ -> ui/ -> app.py. viz/ sits on the
-core only. bench/, tools/ and tests/ may import anything of the product, the product none of them; bench/ and
-tools/ import what they share with the tests from tests/support/, and the tests never import bench/ or tools/.
+core only. bench/, tools/ and tests/ may import anything of the product, the product none of them; what the three
+share lives in harness/ (which imports none of them), and none of the three imports another.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVING = {"transformer.translator", "transformer.batcher", "transformer.trace_cache", "transformer.draw_cache"}
-OUTSIDE = ("ui", "app", "bench", "tools", "tests", "gradio")
+OUTSIDE = ("ui", "app", "bench", "tools", "tests", "harness", "gradio")
 # module prefix -> what it may never import (a prefix matches the module and everything under it)
 FORBIDDEN = {
     "transformer": OUTSIDE,
@@ -27,10 +27,11 @@ FORBIDDEN = {
     "transformer.training": ("transformer.cli", "transformer.viz", *SERVING),
     "transformer.viz": ("torch", "sentencepiece", "transformer.model", "transformer.io", "transformer.training",
                         "transformer.cli", *SERVING),
-    "ui": ("bench", "tools", "tests", "app"),
-    "tests": ("bench", "tools"),           # the helpers the three share live in tests/support/
-    "bench": ("tools",),
-    "tools": ("bench",),
+    "ui": ("bench", "tools", "tests", "harness", "app"),
+    "harness": ("bench", "tools", "tests"),   # what the three share: it imports none of them
+    "tests": ("bench", "tools"),
+    "bench": ("tools", "tests"),
+    "tools": ("bench", "tests"),
 }
 TORCH_FREE = ["transformer.config", "transformer.params", "transformer.pieces", "transformer.trace", "transformer.doubt",
               "transformer.examples", "transformer.steering", "transformer.why", "transformer.replay",
@@ -70,7 +71,7 @@ def product_files() -> list[Path]:
 
 def checked_files() -> list[Path]:
     """The product, and the tests, benchmarks and tools around it."""
-    return product_files() + sorted(p for d in ("tests", "bench", "tools") for p in ROOT.glob(f"{d}/**/*.py"))
+    return product_files() + sorted(p for d in ("tests", "bench", "tools", "harness") for p in ROOT.glob(f"{d}/**/*.py"))
 
 
 def matches(module: str, prefix: str) -> bool:
@@ -103,6 +104,10 @@ def test_the_rule_catches_an_upward_import(tmp_path):
     helper.parent.mkdir()
     helper.write_text("from bench.load_test import Ids\n", encoding="utf-8")
     assert ("bench.load_test", "bench") in upward_imports(helper, tmp_path)
+    script = tmp_path / "bench" / "probe.py"
+    script.parent.mkdir()
+    script.write_text("from tests.conftest import tiny_cfg\n", encoding="utf-8")
+    assert ("tests.conftest", "tests") in upward_imports(script, tmp_path)
 
 
 def test_the_core_and_the_pictures_load_without_torch_gradio_or_sentencepiece():

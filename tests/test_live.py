@@ -10,8 +10,8 @@ import time
 import httpx
 import pytest
 
-from tests.support.app import free_port, start_app, stop_app
-from tests.support.redis_server import start_redis, stop_redis
+from harness.app import free_port, start_app, stop_app
+from harness.redis_server import start_redis, stop_redis
 from ui.rooms import MemoryRooms, RoomError, clean_state
 
 VIEW = {"text": "The cat is sleeping on the sofa.", "tab": "steps", "step": "2"}
@@ -293,7 +293,7 @@ def test_followers_follow_the_presenter(browser, two_apps):
     """One presenter, three followers (two laptops, a phone) on the other app process: the light page shows the
     presenter's step and figure, follows Next and a tab, tells a follower who explores on their own that they do,
     and says when the lecture has ended."""
-    from tests.support.browser import WAIT_MS, open_link, plots_in, show_tab
+    from harness.browser import WAIT_MS, open_link, plots_in, show_tab
     presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(presenter, two_apps[0], text="The cat is sleeping on the sofa.")
     presenter.locator("#presenter input").check()
@@ -352,7 +352,7 @@ def test_followers_follow_the_presenter(browser, two_apps):
 def test_joining_a_lecture_by_its_code(browser, app_url):
     """The join box on the app's page takes the projected code (lower case and spaces forgiven); a mistyped code says
     that no lecture has it (not that one ended), and the page stays usable: its join box works."""
-    from tests.support.browser import WAIT_MS, open_link
+    from harness.browser import WAIT_MS, open_link
     presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(presenter, app_url, text="Where is the station?")
     presenter.locator("#presenter input").check()
@@ -386,7 +386,7 @@ def test_joining_a_lecture_by_its_code(browser, app_url):
 def test_the_presenter_folds_the_room_panel(browser, app_url):
     """Presenter mode with a session running: the room panel opens with its QR code, folds to one line (code and
     link) and opens again; folded, every tab's first figure starts in the top 600 px of a 1080p projector."""
-    from tests.support.browser import WAIT_MS, open_link, show_tab
+    from harness.browser import WAIT_MS, open_link, show_tab
     presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(presenter, app_url, text="When the students arrived at the lecture hall this morning, the professor had "
                                        "already written the equations of the attention mechanism on the board.")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import httpx
 
-from tests.support.app import free_port, start_app, stop_app
-from tests.support.gradio_page import AppConfig, Page
-from tests.support.redis_server import start_redis, stop_redis
+from harness.app import free_port, start_app, stop_app
+from harness.gradio_page import AppConfig, Page
+from harness.redis_server import start_redis, stop_redis
 from ui.rooms import RoomKeys
 
 VIEW = {"text": "The cat is sleeping on the sofa.", "tab": "steps", "step": "2"}

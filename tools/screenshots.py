@@ -1,7 +1,7 @@
 """Write the README's screenshots and one of every view into assets/: ``python3 tools/screenshots.py [--out assets]``.
 
 Starts app.py on 127.0.0.1 and drives Debian's Chromium through playwright (never a downloaded browser),
-with the browser tests' own steps (tests/support/). Writes ``screenshot.png`` (step by step, step 3) and
+with the browser tests' own steps (harness/). Writes ``screenshot.png`` (step by step, step 3) and
 ``screenshot-explorer.png`` for the README, then every tab at the three sizes a lecture meets:
 1920x1080 in presenter mode (the projector), 1280x800 (a laptop) and 390x844 (a phone, whole
 page), each in the light and the dark look, as ``views/<size>-<look>[-presenter]-<tab>.png``; and a lecture: the
@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.app import start_app, stop_app  # noqa: E402
-from tests.support.browser import (CHROMIUM, FLAGS, SENTENCE, SETTLE_S, TABS, VIEWPORT, open_link,  # noqa: E402
+from harness.app import start_app, stop_app  # noqa: E402
+from harness.browser import (CHROMIUM, FLAGS, SENTENCE, SETTLE_S, TABS, VIEWPORT, open_link,  # noqa: E402
                                    open_other_views, set_look, show_tab, translate_and_step)
 SIZES = [(1920, 1080, True), (1280, 800, False), (390, 844, False)]     # width, height, presenter mode
 LONG_SENTENCE = ("When the students arrived at the lecture hall this morning, the professor had already written the "

@@ -10,7 +10,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]   # the checkout: tests/support/app.py
+ROOT = Path(__file__).resolve().parents[1]   # the checkout: harness/app.py
 
 
 def free_port() -> int:
