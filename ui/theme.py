@@ -23,7 +23,6 @@ def page_js(tour_stops_json: str = "[]") -> str:
             + " " + script("tour.js", tour_stops_json) + " }")
 
 
-JS = page_js()
 GLOSSARY = (STATIC / "glossary.md").read_text(encoding="utf-8")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
@@ -136,8 +136,3 @@ class ParallelData:
         if device is not None:
             src, tgt_in, tgt_out = src.to(device), tgt_in.to(device), tgt_out.to(device)
         return src, tgt_in, tgt_out
-
-
-def iterate(data: ParallelData, batches: list[np.ndarray], start: int = 0, device=None) -> Iterator:
-    for b in range(start, len(batches)):
-        yield b, data.collate(batches[b], device)

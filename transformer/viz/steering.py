@@ -77,11 +77,6 @@ def forced_html(result: ForcedResult, greedy: Optional[str]) -> str:
             "scored given the pieces before it. The other tabs now show this pass's attention maps.</i></div></div>")
 
 
-def forced_table(result: ForcedResult) -> list[list]:
-    return [[i + 1, p.piece, round(p.probability, 4), p.rank, p.top_piece, round(-p.log_prob, 3)]
-            for i, p in enumerate(result.pieces)]
-
-
 # ---------------------------------------------------------------- what if
 def branch_html(original: TranslationTrace, new: TranslationTrace, step: int) -> str:
     """The original and the branch side by side, from the step where they split (1-based)."""
