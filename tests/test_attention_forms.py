@@ -42,3 +42,41 @@ def test_three_forms_agree_on_a_padded_batch(tiny_model, tiny_cfg):
         own, _, _ = mha(x, x, mask=mask)
     for name, r in compare(mha, x, x, mask, repeats=1).items():
         assert (r["output"] - own).abs().max() <= 1e-5, name
+
+
+def test_the_no_scaling_variant_everywhere(tiny_cfg):
+    """One d_k, and whether the model divides by it, honoured everywhere (issue 42): the three forms agree with a
+    no-√d_k model's own sub-layer, and Inside one head and the q · k text on its trace show that model's own
+    weights and scores, not the paper's (the bundled no-scaling companion, checkpoints/variants/no-scaling)."""
+    import dataclasses
+
+    import numpy as np
+
+    from transformer.io.checkpoint import DEFAULT_CHECKPOINT
+    from transformer.model.transformer import Transformer
+    from transformer.translator import Translator
+    from transformer.viz import analysis, views
+
+    torch.manual_seed(0)
+    model = Transformer(dataclasses.replace(tiny_cfg, scale_scores=False)).eval()
+    x = model.embed(torch.randint(4, tiny_cfg.vocab_size, (2, 7)))
+    mha = model.encoder_layers[0].self_attn
+    assert mha.scaled is False and mha.d_k == tiny_cfg.d_k == tiny_cfg.d_model // tiny_cfg.n_heads
+    with torch.inference_mode():
+        own, _, _ = mha(x, x)
+        for name, r in compare(mha, x, x, None, repeats=1).items():
+            assert (r["output"] - own).abs().max() <= 1e-5, name
+
+    variant = DEFAULT_CHECKPOINT.parent / "variants" / "no-scaling"
+    for folder, scales in ((variant, False), (DEFAULT_CHECKPOINT, True)):
+        translator = Translator(folder, "cpu")
+        trace = translator.trace("The cat is sleeping on the sofa.")
+        d_k = translator.cfg.d_model // translator.cfg.n_heads
+        assert trace.scaled is scales and trace.d_k == d_k
+        for kind in ("encoder", "cross"):
+            maps = trace.attention(kind)
+            steps = analysis.inside_head(maps.scores[0, 1], trace.d_k, causal=maps.causal, scaled=trace.scaled)
+            np.testing.assert_allclose(steps.weights, maps.probs[0, 1], atol=1e-5)        # the model's own weights
+            np.testing.assert_allclose(steps.raw, maps.scores[0, 1] * (np.sqrt(d_k) if scales else 1), rtol=1e-5)
+            _, _, text = views.inside_view(trace, kind, 1, "2", 1, False, views.Look())
+            assert ("trained without the division" in text) is (not scales)

@@ -43,7 +43,7 @@ def synthetic_trace(S=5, T=4, L=2, H=3) -> TranslationTrace:
     maps = lambda kind, probs, scores, q, k: AttentionMaps(kind, probs.astype(np.float32), scores.astype(np.float32), q, k)
     return TranslationTrace(
         source=Source("s0 s1 s2 s3", list(range(10, 10 + S)), src), translation="t0 t1 t2", tgt_ids=list(range(T)),
-        tgt_pieces=tgt, steps=steps, d_head=8, stop="end",
+        tgt_pieces=tgt, steps=steps, d_k=8, stop="end",
         encoder=maps("encoder", rand_attn(L, H, S, S), np.random.default_rng(2).normal(size=(L, H, S, S)), src, src),
         decoder=maps("decoder", rand_attn(L, H, T, T, causal=True), dec_scores, tgt_in, tgt_in),
         cross=maps("cross", rand_attn(L, H, T, S), np.random.default_rng(3).normal(size=(L, H, T, S)), tgt_in, src))
@@ -383,7 +383,7 @@ def test_inside_one_head_shows_the_full_scores_one_range_and_values():
     trace = dataclasses.replace(trace, decoder=dataclasses.replace(trace.decoder, scores=full))
     fig = views.inside_view(trace, "decoder", 2, "2", 3, False, views.Look())[0]
     raw, scaled, masked, soft = (np.asarray(d.z, dtype=float) for d in fig.data)
-    np.testing.assert_allclose(raw, full[1, 1] * np.sqrt(trace.d_head), atol=1e-2)   # QKᵀ, future cells included
+    np.testing.assert_allclose(raw, full[1, 1] * np.sqrt(trace.d_k), atol=1e-2)   # QKᵀ, future cells included
     np.testing.assert_allclose(scaled, full[1, 1], atol=1e-3)
     future = trace.decoder.future
     assert np.isfinite(raw[future]).all() and np.isnan(masked[future]).all() and (soft[future] == 0).all()

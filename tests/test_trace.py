@@ -84,7 +84,7 @@ def test_decoder_scores_are_q_dot_k_of_the_model_future_cells_included(model_and
     with torch.inference_mode():
         x = model.embed(tgt_in, 0)
         q, k = attn.split_heads(attn.w_q(x)), attn.split_heads(attn.w_k(x))
-        qk = (q @ k.transpose(-2, -1))[0].numpy() / np.sqrt(cfg.d_head)
+        qk = (q @ k.transpose(-2, -1))[0].numpy() / np.sqrt(cfg.d_k)
     assert len(trace.steps) > 2
     np.testing.assert_allclose(trace.decoder.scores[0], qk, atol=1e-4, rtol=1e-4)
     future = trace.decoder.future

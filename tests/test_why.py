@@ -64,14 +64,14 @@ def test_vectors_sum_is_the_traces_score(translator, trace):
         for layer in range(1, maps.layers + 1):
             for head in (1, maps.heads):
                 hv = head_vectors(translator.model, trace.source.ids, tgt_in, kind, layer, head, maps.queries, maps.keys)
-                assert hv.q.shape == (len(maps.queries), trace.d_head) and hv.k.shape == (len(maps.keys), trace.d_head)
+                assert hv.q.shape == (len(maps.queries), trace.d_k) and hv.k.shape == (len(maps.keys), trace.d_k)
                 dots = (hv.q[:, None, :] * hv.k[None, :, :]).sum(-1)      # Σ of the element-wise product
-                recorded = maps.scores[layer - 1, head - 1] * np.sqrt(trace.d_head)
+                recorded = maps.scores[layer - 1, head - 1] * np.sqrt(trace.d_k)
                 seen = ~np.isnan(recorded)
                 np.testing.assert_allclose(dots[seen], recorded[seen], atol=1e-3, rtol=1e-4)
     text, fig, fig_in = why_views.vectors_view(hv, input_parts(translator.model, trace.source.ids, trace.src_pieces), maps,
                                           2, 1, 1, False, 14)
-    assert f"{float(hv.q[1] @ hv.k[0]):.4f}" in text and f"{recorded[1, 0] / np.sqrt(trace.d_head):.4f}" in text
+    assert f"{float(hv.q[1] @ hv.k[0]):.4f}" in text and f"{recorded[1, 0] / np.sqrt(trace.d_k):.4f}" in text
     import plotly.graph_objects as go
     go.Figure(fig.to_dict()), go.Figure(fig_in.to_dict())   # valid for Plotly
 

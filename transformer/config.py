@@ -52,7 +52,8 @@ class ModelConfig:
                 raise ValueError(f"{f.name}={getattr(self, f.name)!r}: choose one of {', '.join(allowed)}")
 
     @property
-    def d_head(self) -> int:
+    def d_k(self) -> int:
+        """d_k = d_v = d_model / h, each head's width (the paper's name)."""
         return self.d_model // self.n_heads
 
     def to_json(self, path: str | Path) -> None:

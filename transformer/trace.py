@@ -83,7 +83,8 @@ class AttentionMaps:
 
     kind: AttentionKind
     probs: np.ndarray                 # (layers, heads, queries, keys): softmax(QKᵀ/√d_k), masked = 0
-    scores: np.ndarray                # same shape: QKᵀ/√d_k before masking (future cells included)
+    scores: np.ndarray                # same shape: QKᵀ/√d_k (QKᵀ in a model that does not scale: the trace's `scaled`)
+                                      # before masking (future cells included)
     queries: tuple[str, ...]          # the piece at each query position
     keys: tuple[str, ...]             # the piece at each key position
 
@@ -168,12 +169,14 @@ class TranslationTrace:
     encoder: AttentionMaps            # queries and keys: source pieces
     decoder: AttentionMaps            # queries and keys: decoder inputs <s> y1 ... y_{n-1}
     cross: AttentionMaps              # queries: decoder inputs; keys: source pieces
-    d_head: int                       # d_k, for the "inside one head" view
+    d_k: int                          # each head's width: the "inside one head" view's √d_k
     stop: StopReason
     deadline_s: Optional[float] = None
     device: str = "cpu"
     seconds: float = 0.0              # decoding time, encoder included
     forced: bool = False              # a teacher-forced pass of given pieces (your French), not the model's choices
+    scaled: bool = True               # the model divides its scores by √d_k (False: the no-scaling variant), so the
+                                      # maps' scores are QKᵀ/√d_k, or QKᵀ where it does not
 
     def __post_init__(self) -> None:
         freeze(self, "tgt_ids", "tgt_pieces", "steps")

@@ -70,7 +70,7 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         assert d_model % n_heads == 0, "d_model must be divisible by n_heads"
         self.n_heads = n_heads
-        self.d_head = d_model // n_heads
+        self.d_k = d_model // n_heads
         self.dropout = dropout
         self.scaled = scaled
         self.w_q = nn.Linear(d_model, d_model)
@@ -80,7 +80,7 @@ class MultiHeadAttention(nn.Module):
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         B, T, _ = x.shape
-        return x.view(B, T, self.n_heads, self.d_head).transpose(1, 2)    # (B, H, T, d_k)
+        return x.view(B, T, self.n_heads, self.d_k).transpose(1, 2)    # (B, H, T, d_k)
 
     @staticmethod
     def merge_heads(x: torch.Tensor) -> torch.Tensor:                     # Concat(head_1, ..., head_h)

@@ -8,8 +8,9 @@
 - ``fused``: the same batched tensors through PyTorch's ``F.scaled_dot_product_attention``, a fused
   kernel that never keeps the (Tq, Tk) matrix (what the model runs when no weights are asked for).
 
-Each takes the attention module (its W^Q, W^K, W^V, W^O), the queries' and the keys' inputs (B, T, d_model)
-and a boolean mask broadcastable to (B, H, Tq, Tk) (True = may attend), and returns (B, Tq, d_model).
+Each takes the attention module (its W^Q, W^K, W^V, W^O, and whether it divides by √d_k: ``mha.scaled``, False in
+the no-scaling variant), the queries' and the keys' inputs (B, T, d_model) and a boolean mask broadcastable to
+(B, H, Tq, Tk) (True = may attend), and returns (B, Tq, d_model).
 """
 from __future__ import annotations
 
@@ -26,14 +27,15 @@ from .attention import MultiHeadAttention
 
 def per_head_loop(mha: MultiHeadAttention, query: torch.Tensor, key_value: torch.Tensor,
                   mask: Optional[torch.Tensor] = None) -> torch.Tensor:
-    d_k, heads = mha.d_head, []
+    d_k, heads = mha.d_k, []
+    scale = 1 / math.sqrt(d_k) if mha.scaled else 1.0
     head_mask = mask[:, 0] if mask is not None and mask.dim() == 4 else mask    # one head's (B, Tq, Tk) or (Tq, Tk)
     for i in range(mha.n_heads):
         cols = slice(i * d_k, (i + 1) * d_k)                             # head i's columns of W^Q, W^K, W^V
         q = query @ mha.w_q.weight[cols].T + mha.w_q.bias[cols]          # (B, Tq, d_k)
         k = key_value @ mha.w_k.weight[cols].T + mha.w_k.bias[cols]      # (B, Tk, d_k)
         v = key_value @ mha.w_v.weight[cols].T + mha.w_v.bias[cols]      # (B, Tk, d_k)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)                # (B, Tq, Tk)
+        scores = q @ k.transpose(-2, -1) * scale                         # (B, Tq, Tk): ÷√d_k, or not
         if mask is not None:
             scores = scores.masked_fill(~head_mask, float("-inf"))
         heads.append(torch.softmax(scores, dim=-1) @ v)                  # (B, Tq, d_k)
@@ -44,7 +46,7 @@ def batched(mha: MultiHeadAttention, query: torch.Tensor, key_value: torch.Tenso
             mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     q = mha.split_heads(mha.w_q(query))                                  # (B, H, Tq, d_k)
     k, v = mha.split_heads(mha.w_k(key_value)), mha.split_heads(mha.w_v(key_value))   # (B, H, Tk, d_k)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(mha.d_head)             # (B, H, Tq, Tk)
+    scores = q @ k.transpose(-2, -1) * (1 / math.sqrt(mha.d_k) if mha.scaled else 1.0)   # (B, H, Tq, Tk)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     return mha.w_o(mha.merge_heads(torch.softmax(scores, dim=-1) @ v))   # (B, Tq, d_model)
@@ -54,7 +56,8 @@ def fused(mha: MultiHeadAttention, query: torch.Tensor, key_value: torch.Tensor,
           mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     q = mha.split_heads(mha.w_q(query))
     k, v = mha.split_heads(mha.w_k(key_value)), mha.split_heads(mha.w_v(key_value))
-    return mha.w_o(mha.merge_heads(F.scaled_dot_product_attention(q, k, v, attn_mask=mask)))
+    scale = None if mha.scaled else 1.0                                   # None: PyTorch's own 1/√d_k
+    return mha.w_o(mha.merge_heads(F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)))
 
 
 FORMS = {"per-head loop": per_head_loop, "batched": batched, "fused (PyTorch SDPA)": fused}

@@ -14,7 +14,7 @@ from typing import Optional, Protocol, Sequence
 import numpy as np
 import torch
 
-from ..config import BATCH_TOKENS, MAX_BATCH_SENTENCES, MAX_SOURCE_PIECES, TOP_K, max_output_pieces
+from ..config import BATCH_TOKENS, MAX_BATCH_SENTENCES, MAX_SOURCE_PIECES, TOP_K, ModelConfig, max_output_pieces
 from ..trace import AttentionMaps, Source, Step, StopReason, TranslationTrace
 from .attention import AttentionWeights
 from .transformer import DecoderOutput, EncoderOutput, Transformer
@@ -137,14 +137,15 @@ def encoder_maps(weights: list[AttentionWeights], src_pieces: list[str], b: int 
 
 
 def make_trace(vocab: Vocabulary, source: Source, steps: list[Step], stop: StopReason, encoder: AttentionMaps,
-               decoder: AttentionMaps, cross: AttentionMaps, d_head: int, device: str, seconds: float,
+               decoder: AttentionMaps, cross: AttentionMaps, cfg: ModelConfig, device: str, seconds: float,
                deadline_s: Optional[float] = None, forced: bool = False) -> TranslationTrace:
-    """The one place a TranslationTrace is made: the target is what the steps chose."""
+    """The one place a TranslationTrace is made: the target is what the steps chose; `cfg` says how the model scaled
+    its scores (√d_k, or not), which the trace records beside them."""
     tgt_ids = [s.token_id for s in steps]
     return TranslationTrace(
         source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],
-        steps=steps, encoder=encoder, decoder=decoder, cross=cross, d_head=d_head, stop=stop, deadline_s=deadline_s,
-        device=device, seconds=seconds, forced=forced)
+        steps=steps, encoder=encoder, decoder=decoder, cross=cross, d_k=cfg.d_k, stop=stop, deadline_s=deadline_s,
+        device=device, seconds=seconds, forced=forced, scaled=cfg.scale_scores)
 
 
 def trace_greedy(model: Transformer, vocab: Vocabulary, source: Source, max_new_tokens: Optional[int] = None,
@@ -219,7 +220,7 @@ def trace_greedy_batch(
         steps[b] = [Step(t, decoder_input, *rest) for t, *rest in steps[b]]
         decoder, cross = recorder.maps(b, len(steps[b]), decoder_input if steps[b] else [], source.pieces)
         traces.append(make_trace(vocab, source, steps[b], stops[b] or "length", encoder_maps(enc.attentions,
-                                 source.pieces, b), decoder, cross, cfg.d_head, str(device), seconds, deadline_s))
+                                 source.pieces, b), decoder, cross, cfg, str(device), seconds, deadline_s))
     return traces
 
 

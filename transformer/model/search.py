@@ -63,7 +63,7 @@ def forced_pass(model: Transformer, vocab: Vocabulary, source: Source, tgt_ids: 
         forced.append(ForcedPiece(pieces[t], tok, p, float(chosen[t]), int(ranks[t]), cand_pieces[0], cand_p[0]))
     decoder, cross = _decoder_maps(dec, tgt_in, source.pieces)
     trace = make_trace(vocab, source, steps, "end", encoder_maps(enc.attentions, source.pieces), decoder, cross,
-                       cfg.d_head, str(device), time.perf_counter() - t0, forced=True)
+                       cfg, str(device), time.perf_counter() - t0, forced=True)
     return ForcedResult(vocab.decode(ids), forced, trace, notes)
 
 

@@ -169,18 +169,26 @@ class HeadSteps:
     raw: np.ndarray               # QKᵀ
     scaled: np.ndarray            # QKᵀ / √d_k
     masked: np.ndarray            # the same with masked cells blank (their -inf)
-    softmax: np.ndarray           # softmax(QKᵀ / √d_k): the attention weights
-    softmax_unscaled: np.ndarray  # softmax(QKᵀ): what the weights would be without the scaling
+    softmax: np.ndarray           # softmax(QKᵀ / √d_k): the weights with the paper's scaling
+    softmax_unscaled: np.ndarray  # softmax(QKᵀ): the weights without it
     mask: np.ndarray              # bool, True where the query may attend
+    model_scales: bool = True     # which of the two the model used (False: the no-scaling variant)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The model's own attention weights."""
+        return self.softmax if self.model_scales else self.softmax_unscaled
 
 
-def inside_head(scaled_scores: np.ndarray, d_k: int, causal: bool) -> HeadSteps:
-    """The steps of scaled dot-product attention for one head, from its scaled scores (Tq, Tk)."""
-    raw = scaled_scores * math.sqrt(d_k)
+def inside_head(scores: np.ndarray, d_k: int, causal: bool, scaled: bool = True) -> HeadSteps:
+    """The steps of scaled dot-product attention for one head, from the scores (Tq, Tk) the model fed its softmax:
+    QKᵀ/√d_k, or QKᵀ when it does not scale (`scaled=False`, the trace's `scaled`)."""
+    raw = scores * math.sqrt(d_k) if scaled else scores
+    scaled_scores = raw / math.sqrt(d_k)
     Tq, Tk = scaled_scores.shape
     mask = np.tril(np.ones((Tq, Tk), dtype=bool), Tk - Tq) if causal else np.ones((Tq, Tk), dtype=bool)
     # The raw and scaled panels show every score, the future ones included (trace_greedy computes them),
     # so that the mask panel is seen blanking them.
     return HeadSteps(raw=raw, scaled=scaled_scores, masked=np.where(mask, scaled_scores, np.nan),
                      softmax=softmax(np.where(mask, scaled_scores, -np.inf)),
-                     softmax_unscaled=softmax(np.where(mask, raw, -np.inf)), mask=mask)
+                     softmax_unscaled=softmax(np.where(mask, raw, -np.inf)), mask=mask, model_scales=scaled)

@@ -314,7 +314,8 @@ def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels
               ("3. mask (hatched = −∞)" if causal else "3. mask (nothing masked)",
                steps.masked, "coloraxis"),
               ("4. softmax" if scaled else "4. softmax WITHOUT ÷√d_k",
-               steps.softmax if scaled else steps.softmax_unscaled, "coloraxis2")]
+               steps.softmax if scaled else steps.softmax_unscaled, "coloraxis2")]   # scaled=False: the no-scaling
+                                                                                          # model's own, or the toggle
     q, k = numbered(query_labels), numbered(key_labels)
     Tq, Tk = len(q), len(k)
     large = presenter(font_size)     # a value at the projector's type takes two cells' room: half as many pieces

@@ -300,10 +300,11 @@ def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, 
     h = head_choice(head)
     h = 0 if h is None else h
     q, k = query_labels(trace, maps), maps.keys
-    steps = analysis.inside_head(maps.scores[layer - 1, h], trace.d_head, causal=maps.causal)
+    steps = analysis.inside_head(maps.scores[layer - 1, h], trace.d_k, causal=maps.causal, scaled=trace.scaled)
     qi = clamp(query, 1, len(q)) - 1
-    fig = plots.inside_head_figure(steps, q, k, trace.d_head, scaled=not unscaled,
-                                   title=f"Inside {KIND_TITLES[kind].lower()}, layer {layer}, head {h + 1} (d_k = {trace.d_head}): QKᵀ, ÷√d_k, mask, softmax",
+    how = "QKᵀ, ÷√d_k, mask, softmax" if trace.scaled else "QKᵀ, mask, softmax: this model does not divide by √d_k"
+    fig = plots.inside_head_figure(steps, q, k, trace.d_k, scaled=trace.scaled and not unscaled,
+                                   title=f"Inside {KIND_TITLES[kind].lower()}, layer {layer}, head {h + 1} (d_k = {trace.d_k}): {how}",
                                    dark=look.dark, font_size=smaller(look.font, 1, 11), colorscale=look.colorscale,
                                    query=qi, columns=1 if look.narrow else 2)
     sm_s, sm_u = steps.softmax[qi], steps.softmax_unscaled[qi]
@@ -313,7 +314,9 @@ def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, 
     text = (f"For this query the largest weight is {sm_s.max():.2f} with scaling and {sm_u.max():.2f} without; "
             f"entropy {float(analysis.row_entropy(sm_s)):.2f} vs {float(analysis.row_entropy(sm_u)):.2f} nats. "
             f"Dot products grow with √d_k, so without the "
-            f"division the softmax becomes nearly one-hot and its gradients vanish (paper, section 3.2.1).")
+            f"division the softmax becomes nearly one-hot and its gradients vanish (paper, section 3.2.1)."
+            + ("" if trace.scaled else " This model was trained without the division (the no-scaling variant): its "
+               "weights are the ones without, panel 4."))
     return fig, row, text
 
 
@@ -339,6 +342,6 @@ def architecture_html(cfg, n_params: int) -> str:
 {box("+ positional encoding", "sinusoidal, fixed", "emb")}{dec}
 {box("Linear (tied) → softmax", f"next-piece probabilities over {cfg.vocab_size:,} pieces", "out")}</div>
 </div>
-<p class="arch-sizes">d_model = {cfg.d_model} · heads h = {cfg.n_heads} (d_k = d_v = {cfg.d_head}) · d_ff = {cfg.d_ff} ·
+<p class="arch-sizes">d_model = {cfg.d_model} · heads h = {cfg.n_heads} (d_k = d_v = {cfg.d_k}) · d_ff = {cfg.d_ff} ·
 N = {cfg.n_encoder_layers} encoder + {cfg.n_decoder_layers} decoder layers · dropout {cfg.dropout} ·
 {n_params:,} parameters · post-norm, ReLU, greedy decoding with a KV cache</p>"""

@@ -273,8 +273,10 @@ def contrast_caption(contrasts: Sequence[Attribution], trace) -> str:
             f"from the empty source. " + completeness_text(contrasts))
 
 
-def vectors_view(hv: HeadVectors, parts: InputParts, maps, q: int, k: int, piece: int, dark: bool, font: int):
-    """Text with the numbers, the vectors figure, the input-to-layer-1 figure."""
+def vectors_view(hv: HeadVectors, parts: InputParts, maps, q: int, k: int, piece: int, dark: bool, font: int,
+                 scaled: bool = True):
+    """Text with the numbers, the vectors figure, the input-to-layer-1 figure; `scaled`: the model divides its scores
+    by √d_k (the trace's `scaled`; False in the no-scaling variant, whose recorded score is q · k itself)."""
     qi, kj = min(max(q, 1), len(hv.queries)) - 1, min(max(k, 1), len(hv.keys)) - 1
     pi = min(max(piece, 1), len(parts.pieces)) - 1
     dot = float(hv.q[qi] @ hv.k[kj])
@@ -286,7 +288,8 @@ def vectors_view(hv: HeadVectors, parts: InputParts, maps, q: int, k: int, piece
                f"computed its score while decoding; Inside one head shows {recorded:.4f}, from one teacher-forced "
                f"pass over the whole translation."
                if masked else f"The score the model recorded while translating (Inside one head): {recorded:.4f} "
-                              f"(× √d_k = {recorded * np.sqrt(d_k):.4f})."))
+                              + (f"(× √d_k = {recorded * np.sqrt(d_k):.4f})." if scaled else
+                                 "(this model does not divide by √d_k: its score is q · k itself).")))
     return text, vectors_figure(hv, qi, kj, dark, font), input_figure(parts, pi, dark, font)
 
 

@@ -287,7 +287,7 @@ def build_vectors_view(page: Page) -> TabView:
                                   head_v, views.query_labels(trace, maps), maps.keys)
         parts = vectors.input_parts(model, trace.source.ids, trace.src_pieces)
         return why_views.vectors_view(hv, parts, maps, int(q_v or 1), int(k_v or 1), int(piece_v or 1), lk.dark,
-                                      lk.font)
+                                      lk.font, trace.scaled)
 
     def fit(trace, kind_v, q_v=1, k_v=1, piece_v=1):
         if trace is None:
