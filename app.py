@@ -2,7 +2,7 @@
 
 Run: ``python app.py [--checkpoint DIR] [--device auto|cpu|cuda] [--host 127.0.0.1] [--port 7860] [--share]``.
 The same file runs unchanged as a Hugging Face Space. It reads the options, loads the model once
-(``transformer.translator``) and serves the page built by ``ui.demo.build_demo``: the model runs once
+(``transformer.serving.translator``) and serves the page built by ``ui.demo.build_demo``: the model runs once
 per Translate (and on request in a few views: what-if, your French, beams, attribution, vectors);
 every other control redraws from the trace kept per user in ``gr.State``. To add a view: its drawing in
 ``transformer/viz/``, a ``ui/tabs/<name>.py`` with ``build_<name>_tab(page)``, and a line in ``ui/tabs/__init__.py``.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from transformer.doubt import load_language_identifier
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
-from transformer.translator import Translator
+from transformer.serving.translator import Translator
 from ui.settings import (APP_ATTRIBUTION_THREADS, APP_CONCURRENCY, APP_DECODE_PROCESSES, APP_PORT, APP_QUEUE_SIZE,
                          APP_STATUS_UPDATE_RATE, APP_TORCH_THREADS, status_update_rate)
 

@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from bench.run import SENTENCES  # noqa: E402
-from transformer.translator import Translator  # noqa: E402
+from transformer.serving.translator import Translator  # noqa: E402
 
 
 def folder_mb(path: Path) -> float:

@@ -1,4 +1,4 @@
-"""Three ways to compute one attention sub-layer (transformer/model/attention_forms.py), timed side by side on
+"""Three ways to compute one attention sub-layer (transformer/probes/attention_forms.py), timed side by side on
 the bundled model's weights: a per-head Python loop, the batched tensors, PyTorch's fused SDPA.
 
 ``python3 bench/attention_forms.py [--threads 1] [--repeats 200]``
@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from transformer.model.attention_forms import compare  # noqa: E402
-from transformer.translator import Translator  # noqa: E402
+from transformer.probes.attention_forms import compare  # noqa: E402
+from transformer.serving.translator import Translator  # noqa: E402
 
 
 def main(argv=None) -> int:

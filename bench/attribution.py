@@ -10,7 +10,7 @@ sentence, with the process's threads and with N threads for the attribution (``i
 runs it), interleaved in one process: medians and their ratio.
 
 ``python3 bench/attribution.py --rule-ab [--repeats 3] [--reference 2187] [--threads 2]``: the app's adaptive
-refinement (model/attribution.py) against the rule it replaced (64 equal steps, tripled for every target still
+refinement (probes/attribution.py) against the rule it replaced (64 equal steps, tripled for every target still
 above the tolerance: ``uniform_tripling`` below), both stopping at the same 2 % completeness rule, interleaved on
 four sentences (the lecture sentence, two classics, a 17-word one): median time, points, and with --reference M
 how far each is from M equal steps (float32, M a power of 3), per target as a share of its largest score.
@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from transformer.config import IG_MAX_STEPS, IG_STEPS  # noqa: E402
-from transformer.model.attribution import attribute, path_inputs, point_scores  # noqa: E402
+from transformer.probes.attribution import attribute, path_inputs, point_scores  # noqa: E402
 from transformer.why import GAP_FLOOR  # noqa: E402
 from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
-from transformer.translator import Translator, intra_op_threads  # noqa: E402
+from transformer.serving.translator import Translator, intra_op_threads  # noqa: E402
 from ui.settings import APP_TORCH_THREADS  # noqa: E402
 
 SENTENCE = "We will meet tomorrow morning in front of the big old museum."   # 12 words

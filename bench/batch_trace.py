@@ -36,7 +36,7 @@ def main(argv=None) -> int:
         return arrivals(args.arrivals, args.spread, args.decode_processes)
     from bench.load_test import user_sentences
     from transformer.model.decoding import trace_greedy, trace_greedy_batch
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     tr = Translator(None, "cpu", cache_size=0)
     sources = [tr.source(user_sentences(u)[0]) for u in range(args.n)]
     cases = {"one at a time": lambda: [trace_greedy(tr.model, tr.tokenizer, s) for s in sources],
@@ -60,7 +60,7 @@ def arrivals(n: int, spread: float, processes=None) -> int:
     import random
     import threading
     from bench.load_test import user_sentences
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     from ui.settings import APP_CONCURRENCY, APP_DECODE_PROCESSES
     processes = APP_DECODE_PROCESSES if processes is None else processes
     tr = Translator(None, "cpu", batch_workers=APP_CONCURRENCY, cache_size=0, decode_processes=processes)

@@ -22,7 +22,7 @@ import torch  # noqa: E402
 from transformer.doubt import changed_numbers  # noqa: E402
 from transformer.training.augment import names_test, numbers_test  # noqa: E402
 from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
-from transformer.translator import Translator  # noqa: E402
+from transformer.serving.translator import Translator  # noqa: E402
 
 WARNINGS = {   # the start of each note, as doubt.py and translator.py word them
     "capitals": "Your text is mostly in capitals",

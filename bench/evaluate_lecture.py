@@ -43,7 +43,7 @@ from transformer.training.augment import names_test, numbers_test  # noqa: E402
 from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
 from transformer.cli.translate import translate_lines  # noqa: E402
 from transformer.sentences import split_sentences  # noqa: E402
-from transformer.translator import Translator  # noqa: E402
+from transformer.serving.translator import Translator  # noqa: E402
 
 CORPORA = ROOT / "transformer" / "training" / "corpora"
 

@@ -7,7 +7,7 @@ or 2 other threads run plain Python, with each of Python's GIL switch intervals 
 0.005 s is Python's default). Each torch call in the decoding loop lets go of the GIL and must take it back;
 with another thread wanting it, that waits up to one switch interval. Prints each time and its ratio to the
 time with no busy thread (same interval). In the app the busy threads are Gradio's and the views' Python.
-``--where process`` decodes the same batch in a decoding process (``transformer/decode_process.py``, one torch
+``--where process`` decodes the same batch in a decoding process (``transformer/serving/decode_process.py``, one torch
 thread, as the app can with `--decode-processes N`) while the busy threads run here: its own GIL, so they should not slow it.
 """
 from __future__ import annotations
@@ -36,9 +36,9 @@ def main(argv=None) -> int:
     import torch
     torch.set_num_threads(1)
     from bench.load_test import user_sentences
-    from transformer.decode_process import DecodeProcesses
+    from transformer.serving.decode_process import DecodeProcesses
     from transformer.model.decoding import trace_greedy_batch
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     tr = Translator(None, "cpu", cache_size=0)
     sources = [tr.source(user_sentences(u)[0]) for u in range(args.batch)]
     runs = {}

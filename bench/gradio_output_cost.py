@@ -22,7 +22,7 @@ import gradio as gr  # noqa: E402
 from gradio.state_holder import SessionState  # noqa: E402
 
 from ui.demo import build_demo  # noqa: E402
-from transformer.translator import Translator  # noqa: E402
+from transformer.serving.translator import Translator  # noqa: E402
 
 
 def median_ms(fn, n: int = 30) -> float:

@@ -281,7 +281,7 @@ async def run_users(url: str, scenario: str, users: int, expected: dict, load: L
 def expected_results(scenario: str, users: int) -> dict:
     """text -> (French, French so far at every step), from the same model and greedy path."""
     from transformer.io.tokenizer import detokenize
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     tr = Translator(None, "cpu")
     if scenario in ("lecture", "attribution"):
         texts = {LECTURE_SENTENCE}

@@ -66,7 +66,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import torch
     torch.set_num_threads(1)
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     from ui.events import redraw_visible
     tr = Translator(None, "cpu")
     page, tabs, visible, drawn = build_page(tr, ROOT / "checkpoints" / "en-fr-base")

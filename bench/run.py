@@ -30,7 +30,7 @@ from torch import nn  # noqa: E402
 from transformer.config import PAD_ID, max_output_pieces  # noqa: E402
 from transformer.training.data import SHARED_DATA  # noqa: E402
 from transformer.model.decoding import greedy_decode, pad_batch  # noqa: E402
-from transformer.translator import Translator  # noqa: E402
+from transformer.serving.translator import Translator  # noqa: E402
 from transformer.viz import views  # noqa: E402
 
 # Our own sentences (not corpus lines), 5, 12 and 30 words.

@@ -89,7 +89,7 @@ def app_url(bundled_checkpoint):
 def tiny_translator(tmp_path_factory, tokenizer):
     """A Translator over a tiny random model and the synthetic tokenizer: the app's code paths in milliseconds."""
     from transformer.io.checkpoint import save_checkpoint
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
                       d_ff=64, max_len=64)
     torch.manual_seed(0)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer.model.attention_forms import FORMS, compare
+from transformer.probes.attention_forms import FORMS, compare
 from transformer.model.transformer import causal_mask
-from transformer.model.vectors import layer_inputs
+from transformer.probes.vectors import layer_inputs
 
 
 @pytest.fixture(scope="module")
 def translator(bundled_checkpoint):
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     return Translator(bundled_checkpoint, "cpu")
 
 
@@ -54,7 +54,7 @@ def test_the_no_scaling_variant_everywhere(tiny_cfg):
 
     from transformer.io.checkpoint import DEFAULT_CHECKPOINT
     from transformer.model.transformer import Transformer
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     from transformer.viz import analysis, views
 
     torch.manual_seed(0)

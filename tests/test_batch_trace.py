@@ -14,7 +14,7 @@ SENTENCES = ["The cat is sleeping on the sofa.", "Hello.",
 
 @pytest.fixture(scope="module")
 def translator(bundled_checkpoint):
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     return Translator(bundled_checkpoint, "cpu")
 
 

@@ -1,4 +1,4 @@
-"""Decoding in processes of their own (transformer/decode_process.py): the same traces as decoding here, each
+"""Decoding in processes of their own (transformer/serving/decode_process.py): the same traces as decoding here, each
 request its own result, a dead process replaced, the app serving without them, and no process left behind when
 the app's process dies."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import psutil
 import pytest
 
-from transformer.decode_process import trace_items
+from transformer.serving.decode_process import trace_items
 from transformer.trace import KINDS, Source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,13 +28,13 @@ SENTENCES = ["The agreement on the European Economic Area was signed in August 1
 
 @pytest.fixture(scope="module")
 def here(bundled_checkpoint):
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     return Translator(bundled_checkpoint, "cpu", cache_size=0)
 
 
 @pytest.fixture(scope="module")
 def apart(bundled_checkpoint):
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     import torch
     tr = Translator(bundled_checkpoint, "cpu", cache_size=0, batch_workers=1, max_batch=8, decode_processes=1,
                     decode_threads=torch.get_num_threads())    # as many threads as here: the same sums' order
@@ -81,8 +81,8 @@ def test_a_killed_decoding_process_is_replaced(apart):
 
 
 def test_the_app_still_serves_when_its_decoding_processes_cannot_start(bundled_checkpoint, monkeypatch):
-    from transformer import decode_process
-    from transformer.translator import Translator
+    from transformer.serving import decode_process
+    from transformer.serving.translator import Translator
 
     def broken(*a, **k):
         raise OSError("no semaphores here")
@@ -96,7 +96,7 @@ def test_no_decoding_process_outlives_the_app(bundled_checkpoint):
     script = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(ROOT)!r})
-        from transformer.decode_process import DecodeProcesses
+        from transformer.serving.decode_process import DecodeProcesses
         if __name__ == "__main__":
             d = DecodeProcesses({str(bundled_checkpoint)!r}, "cpu", 1, 1)
             print(d.pids()[0], flush=True)

@@ -58,7 +58,7 @@ def test_confidence_marks_the_least_likely_pieces():
 
 @pytest.fixture(scope="module")
 def translator():
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     return Translator(device="cpu", cache_size=0)
 
 

@@ -1,7 +1,7 @@
 """The shared draw cache: one drawing per (view, trace object, controls), never another trace's figure."""
 import gc
 
-from transformer.draw_cache import DrawCache, plain_key
+from ui.draw_cache import DrawCache, plain_key
 
 
 class Trace:   # stands for a TranslationTrace: the cache only needs an object it can weakly reference

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from transformer.translator import Translator
+from transformer.serving.translator import Translator
 
 GOLDEN = {
     "The cat is sleeping on the sofa.": "Le chat dort sur le canapé.",

@@ -1,9 +1,10 @@
 """Dependencies point down: the model never imports serving, training never imports serving, the pictures
 need neither torch nor gradio nor SentencePiece, and only ui/ and app.py import gradio.
 
-Layers, from the bottom: the torch-free core (config, pieces, trace, doubt, examples, ...) -> model/ -> io/
--> training/ and the serving modules (translator, batcher, caches) -> cli/ -> ui/ -> app.py. viz/ sits on the
-core only. bench/, tools/ and tests/ may import anything of the product, the product none of them; what the three
+Layers, from the bottom: the torch-free core (config, pieces, trace, doubt, examples, ...) -> model/ (the paper
+and decoding) -> probes/ (what the app measures inside the model) and io/ -> training/ and serving/ (translator,
+batcher, trace cache, decoding processes) -> cli/ -> ui/ -> app.py. viz/ sits on the core only. The page reaches
+the model only through serving's Translator: ui/ imports model/ and probes/ only to show their code. bench/, tools/ and tests/ may import anything of the product, the product none of them; what the three
 share lives in harness/ (which imports none of them), and none of the three imports another.
 """
 from __future__ import annotations
@@ -16,17 +17,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVING = {"transformer.translator", "transformer.batcher", "transformer.trace_cache", "transformer.draw_cache"}
+SERVING = ("transformer.serving",)
+PROBES = ("transformer.probes",)
 OUTSIDE = ("ui", "app", "bench", "tools", "tests", "harness", "gradio")
 # module prefix -> what it may never import (a prefix matches the module and everything under it)
 FORBIDDEN = {
     "transformer": OUTSIDE,
     "transformer.model": ("transformer.io", "transformer.training", "transformer.cli", "transformer.viz",
-                          *SERVING),
-    "transformer.io": ("transformer.training", "transformer.cli", "transformer.viz", *SERVING),
+                          *PROBES, *SERVING),
+    "transformer.probes": ("transformer.io", "transformer.training", "transformer.cli", "transformer.viz", *SERVING),
+    "transformer.io": ("transformer.training", "transformer.cli", "transformer.viz", *PROBES, *SERVING),
     "transformer.training": ("transformer.cli", "transformer.viz", *SERVING),
+    "transformer.serving": ("transformer.cli", "transformer.training", "transformer.viz"),
     "transformer.viz": ("torch", "sentencepiece", "transformer.model", "transformer.io", "transformer.training",
-                        "transformer.cli", *SERVING),
+                        "transformer.cli", *PROBES, *SERVING),
     "ui": ("bench", "tools", "tests", "harness", "app"),
     "harness": ("bench", "tools", "tests"),   # what the three share: it imports none of them
     "tests": ("bench", "tools"),
@@ -96,9 +100,9 @@ def test_the_rule_catches_an_upward_import(tmp_path):
     model = tmp_path / "transformer" / "model" / "probe.py"
     view = tmp_path / "transformer" / "viz" / "probe.py"
     model.parent.mkdir(parents=True), view.parent.mkdir(parents=True)
-    model.write_text("from ..translator import Translator\n", encoding="utf-8")
+    model.write_text("from ..serving.translator import Translator\n", encoding="utf-8")
     view.write_text("def f():\n    import torch\n", encoding="utf-8")
-    assert ("transformer.translator", "transformer.translator") in upward_imports(model, tmp_path)
+    assert ("transformer.serving.translator", "transformer.serving") in upward_imports(model, tmp_path)
     assert upward_imports(view, tmp_path) == [("torch", "torch")]
     helper = tmp_path / "tests" / "probe.py"
     helper.parent.mkdir()
@@ -115,3 +119,22 @@ def test_the_core_and_the_pictures_load_without_torch_gradio_or_sentencepiece():
             + "print(sorted(m for m in ('torch', 'gradio', 'sentencepiece') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_page_reaches_the_model_only_through_the_translator():
+    """ui/ may import model/ and probes/ only to show their code in a code panel (`code_panel(fn, ...)`): every use of
+    a name it imports from them is inside such a call (or reads a constant of theirs, like the forms whose code the
+    Inside tab shows), and no ui file reads a translator's `.model`."""
+    for path in sorted(ROOT.glob("ui/**/*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+                 and node.module.startswith(("transformer.model", "transformer.probes")) for a in node.names}
+        shown = {id(n) for call in ast.walk(tree) if isinstance(call, ast.Call)
+                 and getattr(call.func, "id", None) == "code_panel" for arg in call.args for n in ast.walk(arg)}
+        shown |= {id(node.value) for node in ast.walk(tree)          # a module's constant (FORMS: the code shown)
+                  if isinstance(node, ast.Attribute) and node.attr.isupper() and isinstance(node.value, ast.Name)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+                assert id(node) in shown, f"{path.relative_to(ROOT)}:{node.lineno} uses {node.id} outside a code panel"
+            if isinstance(node, ast.Attribute) and node.attr == "model" and "translator" in ast.unparse(node.value):
+                assert False, f"{path.relative_to(ROOT)}:{node.lineno} reaches into {ast.unparse(node)}"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer.model.inside_layer import layer_parts
+from transformer.probes.inside_layer import layer_parts
 from transformer.model.transformer import causal_mask
 
 

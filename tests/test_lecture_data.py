@@ -169,7 +169,7 @@ def test_the_wide_street_example_says_what_the_bundled_model_does(bundled_checkp
     "parce qu'" (the probe's, to two decimals); greedy decoding writes that pronoun."""
     from transformer.io.checkpoint import load_checkpoint
     from transformer.training.probe import PronounProbe, groups
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     from transformer.examples import classic
     wide = groups(0)["classic"][0][0]
     look = classic(wide.english).look
@@ -189,7 +189,7 @@ def test_pronoun_probe_reads_the_models_own_probabilities(bundled_checkpoint):
     from transformer.io.checkpoint import load_checkpoint
     from transformer.training import coreference as C
     from transformer.training.probe import PronounProbe, groups, summarise
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     tr = Translator(bundled_checkpoint, "cpu", cache_size=0)
     probe = PronounProbe(*load_checkpoint(bundled_checkpoint, "cpu"))
     wide, tired = groups(0)["classic"][0]
@@ -307,7 +307,7 @@ def test_learning_maps_share_one_zero_to_one_scale_unless_each_map_is_scaled(kin
 
 def test_rare_source_pieces_are_marked_with_their_count(tiny_model, tokenizer, tmp_path):
     from transformer.io.checkpoint import save_checkpoint
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     from transformer.config import ModelConfig
     from transformer.model.transformer import Transformer
     cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=1,

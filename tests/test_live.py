@@ -424,7 +424,7 @@ def test_every_tab_reaches_a_follower_with_figures_the_vendored_plotly_draws(bun
     import json
     from pathlib import Path
     from plotly.offline import get_plotlyjs_version
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     from ui.demo import build_demo
     from ui.follow import PLOTLY_JS_VERSION, Look, plotly_js_path
     from ui.tabs import TAB_IDS
@@ -449,7 +449,7 @@ def test_a_presenters_next_and_tab_reach_the_room_from_the_click_handler(bundled
     has the new step: a room's followers need not wait for the presenter's own drawing."""
     from pathlib import Path
     from types import SimpleNamespace
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     from ui.demo import build_demo
     demo = build_demo(Translator(str(bundled_checkpoint), "cpu"), Path(bundled_checkpoint))
     fns = {}

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from test_plots import rand_attn, validated
-from transformer.model import inside_layer, lens as lens_module, vectors
+from transformer.probes import inside_layer, lens as lens_module, vectors
 from transformer.replay import load_replay
 from transformer.viz import compare, figure, layer as layer_views, learning, plots, presenter, steering, views
 from transformer.viz import why as why_views

@@ -106,6 +106,7 @@ def test_one_users_model_error_does_not_stop_others(tiny_translator, tmp_path):
         def __init__(self, inner):
             self.inner = inner
             self.cfg, self.model, self.device = inner.cfg, inner.model, inner.device
+            self.num_parameters = inner.num_parameters
 
         def trace(self, text, **kw):
             if "boom" in text:

@@ -133,7 +133,7 @@ def test_beam_never_scores_below_greedy(model, tokenizer):
 # ------------------------------------------------------------------ the bundled model, through the Translator
 @pytest.fixture(scope="module")
 def translator(bundled_checkpoint):
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     return Translator(bundled_checkpoint, "cpu")
 
 

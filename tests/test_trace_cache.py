@@ -10,20 +10,20 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from transformer.batcher import MicroBatcher
+from transformer.serving.batcher import MicroBatcher
 from transformer.trace import KINDS
-from transformer.trace_cache import TraceCache, TraceKey
+from transformer.serving.trace_cache import TraceCache, TraceKey
 
 
 @pytest.fixture(scope="module")
 def translator(bundled_checkpoint):
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     return Translator(bundled_checkpoint, "cpu")
 
 
 @pytest.fixture(scope="module")
 def batched(bundled_checkpoint):
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     return Translator(bundled_checkpoint, "cpu", cache_size=0, batch_workers=1, max_batch=8)
 
 
@@ -180,7 +180,7 @@ def test_bounded_in_bytes_whatever_the_entries():
 
 def test_a_real_trace_is_counted_by_its_arrays(translator):
     from transformer.trace import KINDS
-    from transformer.trace_cache import nbytes
+    from transformer.serving.trace_cache import nbytes
     trace = translator.trace("The cat is sleeping on the sofa.")
     arrays = sum(trace.attention(k).probs.nbytes for k in KINDS)
     assert arrays <= nbytes(trace) < 4 * arrays + 100_000

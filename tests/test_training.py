@@ -11,7 +11,7 @@ import torch
 
 from conftest import ROOT, synthetic_pairs
 from transformer.io.checkpoint import load_checkpoint
-from transformer.translator import Translator
+from transformer.serving.translator import Translator
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from transformer.config import IG_MAX_STEPS, IG_STEPS
-from transformer.model.attribution import attribute, target_function
-from transformer.model.vectors import head_vectors, input_parts
+from transformer.probes.attribution import attribute, target_function
+from transformer.probes.vectors import head_vectors, input_parts
 from transformer.trace import KINDS
 from transformer.viz import views
 from transformer.viz import why as why_views
@@ -27,7 +27,7 @@ SENTENCE_12 = "We will meet tomorrow morning in front of the big old museum."
 
 @pytest.fixture(scope="module")
 def translator(bundled_checkpoint):
-    from transformer.translator import Translator
+    from transformer.serving.translator import Translator
     return Translator(bundled_checkpoint, "cpu")
 
 
@@ -317,7 +317,7 @@ def test_integrated_gradients_says_when_its_cap_stops_it(tiny_model):
 
 def test_chunks_of_any_size_give_the_same_attribution(tiny_model, monkeypatch):
     """The path's points run in chunks whose gradients are summed as they come: memory is bounded by the chunk."""
-    import transformer.model.attribution as A
+    import transformer.probes.attribution as A
     model = tiny_model.eval().double()
     args = ([5, 9, 11, 7, 3], [6, 12, 8, 3], "integrated_gradients", ["x"] * 5, ["y"] * 4)
     whole = attribute(model, *args, steps=16, max_steps=16)
@@ -329,7 +329,7 @@ def test_the_refinement_is_still_integrated_gradients(tiny_model, monkeypatch):
     """The adaptive refinement (intervals cut in three where their own completeness gap is largest, the middle
     third keeping its point) computes the same integral as many equal steps: against 2,187 of them in float64,
     on a target set refined unevenly. A slip in the bookkeeping (a third's width, a point's weight) fails it."""
-    import transformer.model.attribution as A
+    import transformer.probes.attribution as A
     model = tiny_model.eval().double()
     monkeypatch.setattr(A, "GAP_FLOOR", 1e-12)           # this model's changes are small: the relative rule decides
     src_ids, tgt_ids = [5, 9, 11, 7, 3], [6, 12, 8, 3]
@@ -346,7 +346,7 @@ def test_the_refinement_is_still_integrated_gradients(tiny_model, monkeypatch):
 
 # ------------------------------------------------------------------ the logit lens
 def test_the_lens_last_layer_is_the_models_own_output(translator, trace):
-    from transformer.model.lens import logit_lens
+    from transformer.probes.lens import logit_lens
     model = translator.model
     lens = logit_lens(model, trace.source.ids, trace.tgt_ids, translator.tokenizer.pieces, top_k=5)
     L, T = lens.chosen_rank.shape
@@ -374,7 +374,7 @@ def test_the_lens_last_layer_is_the_models_own_output(translator, trace):
 
 def test_contrast_and_lens_views_draw(translator, trace):
     import plotly.graph_objects as go
-    from transformer.model.lens import logit_lens
+    from transformer.probes.lens import logit_lens
     step = 2
     rival = trace.steps[step - 1].topk_pieces[1]
     _, contrasts = translator.attribution(trace.source.text, "gradient_x_input", step, rival)
@@ -397,7 +397,7 @@ def test_contrast_and_lens_views_draw(translator, trace):
 def test_an_attribution_may_use_more_threads_and_puts_the_setting_back(tiny_model):
     """The app runs attributions one at a time with one intra-op thread per core (translator.intra_op_threads):
     the same numbers, and the setting as it was afterwards."""
-    from transformer.translator import intra_op_threads
+    from transformer.serving.translator import intra_op_threads
     model = tiny_model.eval().double()
     args = ([5, 9, 11, 7, 3], [6, 12, 8, 3], "integrated_gradients", ["x"] * 5, ["y"] * 4)
     before = torch.get_num_threads()

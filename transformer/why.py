@@ -1,10 +1,10 @@
 """Typed results of the "Why this word" views (numpy only, no torch, no gradio), like trace.py.
 
 ``Attribution``: how much each source piece's embedding moved each target piece's probability
-(model/attribution.py writes it). ``HeadVectors``: the query and key vectors of one head
-(model/vectors.py writes it). ``InputParts``: a piece's embedding × √d_model and its positional
-encoding, the model's input to layer 1. ``Lens``: what each decoder layer would predict (model/lens.py).
-``LayerParts``: the residual stream, LayerNorm and feed-forward inside one layer (model/inside_layer.py).
+(probes/attribution.py writes it). ``HeadVectors``: the query and key vectors of one head
+(probes/vectors.py writes it). ``InputParts``: a piece's embedding × √d_model and its positional
+encoding, the model's input to layer 1. ``Lens``: what each decoder layer would predict (probes/lens.py).
+``LayerParts``: the residual stream, LayerNorm and feed-forward inside one layer (probes/inside_layer.py).
 """
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ class InputParts:
 
 @dataclass(frozen=True)
 class Lens:
-    """The logit lens (model/lens.py): what each decoder layer would predict at each step if it were the last."""
+    """The logit lens (probes/lens.py): what each decoder layer would predict at each step if it were the last."""
 
     top_ids: np.ndarray          # (layers, steps, k) the k most probable next pieces at that layer
     top_pieces: tuple            # [layer][step] -> k pieces
@@ -170,7 +170,7 @@ class SubLayerStep:
 
 @dataclass(frozen=True)
 class LayerParts:
-    """Inside one encoder or decoder layer at one position (model/inside_layer.py)."""
+    """Inside one encoder or decoder layer at one position (probes/inside_layer.py)."""
 
     stack: str                  # "encoder" or "decoder"
     layer: int                  # 1-based

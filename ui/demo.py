@@ -11,7 +11,7 @@ from typing import Optional
 import gradio as gr
 from starlette.middleware import Middleware
 
-from transformer.translator import Translator
+from transformer.serving.translator import Translator
 from transformer.viz.figure import COLORSCALES
 
 from .inputs import ChoiceDropdown
@@ -46,7 +46,7 @@ def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab
             tabs[-1].tab_id = tab_id
             gr_tabs.append(gr_tab)
         with gr.Tab("About", id="about") as tab:
-            build_about_tab(page, translator.model.num_parameters(), checkpoint)
+            build_about_tab(page, translator.num_parameters(), checkpoint)
         tab.select(lambda: "about", None, current_tab, api_visibility="undocumented", queue=False)
     for tab, gr_tab in zip(tabs, gr_tabs):      # (after every tab: the fits still due are numbered page-wide)
         draw_on_select(page, tabs, tab, gr_tab, current_tab, drawn)

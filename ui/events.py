@@ -11,7 +11,7 @@ import gradio as gr
 
 from transformer.config import MAX_INPUT_CHARS
 from transformer.sentences import split_sentences
-from transformer.translator import Translator
+from transformer.serving.translator import Translator
 from transformer.viz import views
 
 from .fast_events import one_hop

@@ -26,7 +26,7 @@ from gradio.components.plot import PlotData
 from markdown_it import MarkdownIt
 
 from transformer import examples
-from transformer.translator import Translator
+from transformer.serving.translator import Translator
 from transformer.viz import links
 from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE
 

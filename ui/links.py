@@ -8,7 +8,7 @@ from typing import Optional
 import gradio as gr
 
 from transformer import examples
-from transformer.translator import Translator
+from transformer.serving.translator import Translator
 from transformer.viz import links, views
 
 from .events import notes_html, translate_callback

@@ -15,9 +15,9 @@ import plotly.graph_objects as go
 from gradio.components.plot import PlotData
 
 from transformer.config import MAX_INPUT_CHARS, ModelConfig
-from transformer.draw_cache import DrawCache
+from .draw_cache import DrawCache
 from transformer.replay import Replay
-from transformer.translator import Translator, clean_text
+from transformer.serving.translator import Translator, clean_text
 from transformer.viz import views
 from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure, figure_json, for_narrow
 

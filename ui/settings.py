@@ -24,7 +24,7 @@ APP_TRANSLATE_WAITING = 32  # Translate requests Gradio hands to the batcher at 
 APP_MAX_THREADS = 80        # Gradio's worker threads: room for the waiting translations and the redraws
 APP_MAX_SESSIONS = 1000     # sessions kept (Gradio's state_session_capacity; its default is 10,000): each keeps its last
                             # trace (10-25 MB for a 1,000-character input, its arrays dropped with the trace cache's
-                            # copy: ui/sessions.py, transformer/trace_cache.py); past this many, the least recently
+                            # copy: ui/sessions.py, transformer/serving/trace_cache.py); past this many, the least recently
                             # used session's state goes
 APP_GRADIO_ANALYTICS = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": 1000,   # Gradio's event summary (for its monitoring
                         "GRADIO_ANALYTICS_MAX_EVENTS": 2000}        # page): once per 1,000 events, of the last 2,000

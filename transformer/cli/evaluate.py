@@ -17,7 +17,7 @@ import sacrebleu
 
 from ..io.checkpoint import CheckpointError
 from ..training.data import read_corpus
-from ..translator import Translator
+from ..serving.translator import Translator
 from .translate import parse_with_beam, translate_lines
 
 

@@ -11,7 +11,7 @@ import sys
 from ..config import BEAM_ALPHA, BEAM_MAX
 from ..io.checkpoint import CheckpointError
 from ..sentences import split_sentences
-from ..translator import Translator
+from ..serving.translator import Translator
 
 
 def main(argv=None) -> int:

@@ -10,7 +10,7 @@ import gradio as gr
 import numpy as np
 
 from transformer import variants
-from transformer.translator import Translator
+from transformer.serving.translator import Translator
 from transformer.viz import compare, views
 from transformer.viz.analysis import head_entropy
 from transformer.viz.figure import empty_figure
@@ -99,7 +99,7 @@ def compare_view(text: str, name: str, kind: str, layer: int, head, lk: views.Lo
     longest = int(b.scores.get("longest_training_positions", 0))
     if name == "learned-positions":
         n = max(len(ta.source.ids), len(ta.tgt_ids), len(tb.tgt_ids))     # positions the input fills, either side
-        tables = [(s.title.split(" (")[0], m.model.positional.pe.detach().float().cpu().numpy()) for s, m in
+        tables = [(s.title.split(" (")[0], m.positional_table()) for s, m in
                   ((a, ma), (b, mb))]
         span = min(len(tables[0][1]), max(2 * longest, n + 8))
         extra = compare.positions_figure([(t, pe[:span]) for t, pe in tables], longest, n, lk.dark, lk.font, lk.narrow)

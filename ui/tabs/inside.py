@@ -7,12 +7,9 @@ import inspect
 import textwrap
 
 import gradio as gr
-import torch
 
-from transformer.model import attention_forms, inside_layer
+from transformer.probes import attention_forms, inside_layer
 from transformer.model.attention import scaled_dot_product_attention
-from transformer.model.transformer import causal_mask
-from transformer.model.vectors import layer_inputs
 from transformer.viz import layer as layer_views
 from transformer.viz import views
 from transformer.viz.figure import empty_figure
@@ -69,8 +66,7 @@ def one_layer(page: Page, trace, kind: str, layer: int, query: int):
     at the query's position."""
     stack = "encoder" if kind == "encoder" else "decoder"
     maps = trace.attention(kind)
-    return inside_layer.layer_parts(page.translator.model, trace.source.ids, [page.cfg.bos_id, *trace.tgt_ids[:-1]],
-                                    stack, views.clamp(layer, 1, maps.layers), query - 1, maps.queries)
+    return page.translator.layer_parts(trace, stack, views.clamp(layer, 1, maps.layers), query - 1, maps.queries)
 
 
 def build_forms_panel(page: Page, kind, layer) -> None:
@@ -88,11 +84,6 @@ def build_forms_panel(page: Page, kind, layer) -> None:
             return "Translate a sentence first."
         maps = trace.attention(kind_v)
         layer_v = views.clamp(layer_v or 1, 1, maps.layers)
-        src = torch.tensor([trace.source.ids])
-        tgt_in = torch.tensor([[page.cfg.bos_id, *trace.tgt_ids[:-1]]])
-        with torch.inference_mode():
-            mha, q_in, kv_in = layer_inputs(page.translator.model, src, tgt_in, kind_v, layer_v)
-        mask = causal_mask(q_in.size(1), q_in.size(1)) if kind_v == "decoder" else None
-        res = attention_forms.compare(mha, q_in, kv_in, mask, repeats=15)
-        return layer_views.forms_markdown(res, views.KIND_TITLES[kind_v], layer_v, q_in.size(1))
+        res, queries = page.translator.attention_forms(trace, kind_v, layer_v)
+        return layer_views.forms_markdown(res, views.KIND_TITLES[kind_v], layer_v, queries)
     acc.expand(measure, [page.trace, kind, layer], result, api_visibility="undocumented", concurrency_id="model")

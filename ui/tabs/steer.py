@@ -9,7 +9,7 @@ import gradio as gr
 from transformer import params
 
 from transformer.config import BEAM_DEFAULT, BEAM_MAX
-from transformer.translator import Translator
+from transformer.serving.translator import Translator
 from transformer.viz import steering as steer_views
 from transformer.viz import views
 from transformer.viz.figure import empty_figure

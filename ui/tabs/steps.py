@@ -11,7 +11,7 @@ from transformer.config import ModelConfig
 from transformer.model.attention import MultiHeadAttention
 from transformer.model.decoding import trace_greedy
 from transformer.trace import TranslationTrace
-from transformer.translator import Translator
+from transformer.serving.translator import Translator
 from transformer.viz import steering as steer_views
 from transformer.viz import views
 from transformer.viz import why as why_views

@@ -7,11 +7,11 @@ import gradio as gr
 
 from transformer import params
 
-from transformer.model import attribution, vectors
-from transformer.model import lens as lens_module
+from transformer.probes import attribution, vectors
+from transformer.probes import lens as lens_module
 from transformer.model.attention import MultiHeadAttention
 from transformer.model.transformer import Transformer
-from transformer.translator import Translator
+from transformer.serving.translator import Translator
 from transformer.viz import views
 from transformer.viz import why as why_views
 from transformer.viz.figure import empty_figure
@@ -241,8 +241,7 @@ def build_lens_view(page: Page) -> TabView:
         lk = look_of(look, large, scale, narrow)
         if trace is None or not trace.steps:
             return f"<i>{NO_TRACE}</i>", *no_trace(lk, 1)
-        lens = lens_module.logit_lens(page.translator.model, trace.source.ids, trace.tgt_ids,
-                                      page.translator.tokenizer.pieces)
+        lens = page.translator.logit_lens(trace)
         return (why_views.lens_html(lens, int(step_v or 1)),
                 why_views.lens_figure(lens, int(step_v or 1), lk.dark, lk.font, lk.colorscale))
 
@@ -282,10 +281,8 @@ def build_vectors_view(page: Page) -> TabView:
             return (NO_TRACE, *no_trace(lk, 2))
         maps = trace.attention(kind_v)
         layer_v, head_v = views.clamp(layer_v or 1, 1, maps.layers), views.clamp(head_v or 1, 1, maps.heads)
-        model = page.translator.model
-        hv = vectors.head_vectors(model, trace.source.ids, [page.cfg.bos_id, *trace.tgt_ids[:-1]], kind_v, layer_v,
-                                  head_v, views.query_labels(trace, maps), maps.keys)
-        parts = vectors.input_parts(model, trace.source.ids, trace.src_pieces)
+        hv = page.translator.head_vectors(trace, kind_v, layer_v, head_v, views.query_labels(trace, maps), maps.keys)
+        parts = page.translator.input_parts(trace)
         return why_views.vectors_view(hv, parts, maps, int(q_v or 1), int(k_v or 1), int(piece_v or 1), lk.dark,
                                       lk.font, trace.scaled)
 

@@ -15,20 +15,25 @@ import unicodedata
 from pathlib import Path
 from typing import Optional, Sequence
 
-from . import doubt, params
+from .. import doubt, params
 from .batcher import MicroBatcher
-from .config import (ATTRIBUTION_MAX_PIECES, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS,
+from ..config import (ATTRIBUTION_MAX_PIECES, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS,
                      TOP_K, TRACE_DEADLINE_S)
-from .io.checkpoint import checkpoint_identity, load_checkpoint, load_piece_counts, resolve_device
-from .pieces import UNK_PIECE, WORD_MARKER
-from .model.attribution import attribute
+from ..io.checkpoint import checkpoint_identity, load_checkpoint, load_piece_counts, resolve_device
+from ..pieces import UNK_PIECE, WORD_MARKER
+from ..probes import attention_forms
+from ..probes.attribution import attribute
+from ..probes.inside_layer import layer_parts
+from ..probes.lens import logit_lens
+from ..probes.vectors import head_vectors, input_parts, layer_inputs
 from .decode_process import DecodeProcesses, trace_items
-from .model.decoding import cut_source, source_limit, trace_greedy, translate_batch
-from .model.optimize import optimize_for_inference
-from .model.search import beam_search, branch, forced_pass
-from .steering import BeamResult, ForcedResult
-from .trace import Source, TranslationTrace
-from .why import METHODS, Attribution
+from ..model.decoding import cut_source, source_limit, trace_greedy, translate_batch
+from ..model.optimize import optimize_for_inference
+from ..model.search import beam_search, branch, forced_pass
+from ..model.transformer import causal_mask
+from ..steering import BeamResult, ForcedResult
+from ..trace import Source, TranslationTrace
+from ..why import METHODS, Attribution, HeadVectors, InputParts, LayerParts, Lens
 from .trace_cache import TRACE_CACHE_SIZE, TraceCache, TraceKey
 
 log = logging.getLogger(__name__)
@@ -248,7 +253,7 @@ class Translator:
         both): of every target piece's probability, or with `step` (1-based) and `rival` (a piece, "▁" optional)
         of log p(chosen) − log p(rival) at that step. Kept and shared like traces: computed once for everyone
         asking for the same sentence at the same time. `progress(done, total, what)`: how far the computation has
-        got (model/attribution.py), told only to the caller that runs it."""
+        got (probes/attribution.py), told only to the caller that runs it."""
         if method not in (*METHODS, "both"):
             raise ValueError(f"Unknown method {method!r}: use integrated_gradients, gradient_x_input or both.")
         trace = self.trace(text)
@@ -307,3 +312,38 @@ class Translator:
             text = clean_text(s[:MAX_INPUT_CHARS])
             out.append(self.beam(text, beam, alpha, deadline_s=None).translation if text else "")
         return out
+
+    # ---------------------------------------------------------------- the probes, for the views: the page reaches
+    # the model only through these (tests/test_imports.py), so a view never holds the model itself
+    def num_parameters(self) -> int:
+        return self.model.num_parameters()
+
+    def positional_table(self):
+        """The positional encodings the model adds (sinusoidal, or learned), as a (positions, d_model) array."""
+        return self.model.positional.pe.detach().float().cpu().numpy()
+
+    def decoder_input(self, trace: TranslationTrace) -> list[int]:
+        """<s> y1 ... y_{n-1}: what the decoder read while it wrote the trace's translation."""
+        return [self.cfg.bos_id, *trace.tgt_ids[:-1]]
+
+    def logit_lens(self, trace: TranslationTrace) -> Lens:
+        return logit_lens(self.model, trace.source.ids, trace.tgt_ids, self.tokenizer.pieces)
+
+    def head_vectors(self, trace: TranslationTrace, kind: str, layer: int, head: int, queries, keys) -> HeadVectors:
+        return head_vectors(self.model, trace.source.ids, self.decoder_input(trace), kind, layer, head, queries, keys)
+
+    def input_parts(self, trace: TranslationTrace) -> InputParts:
+        return input_parts(self.model, trace.source.ids, trace.src_pieces)
+
+    def layer_parts(self, trace: TranslationTrace, stack: str, layer: int, position: int, labels) -> LayerParts:
+        return layer_parts(self.model, trace.source.ids, self.decoder_input(trace), stack, layer, position, labels)
+
+    def attention_forms(self, trace: TranslationTrace, kind: str, layer: int, repeats: int = 15) -> tuple[dict, int]:
+        """The three ways to compute one attention sub-layer on this trace's inputs to it, timed: their results
+        (``probes.attention_forms.compare``) and the number of queries."""
+        import torch
+        src, tgt_in = torch.tensor([trace.source.ids]), torch.tensor([self.decoder_input(trace)])
+        with torch.inference_mode():
+            mha, q_in, kv_in = layer_inputs(self.model, src, tgt_in, kind, layer)
+        mask = causal_mask(q_in.size(1), q_in.size(1)) if kind == "decoder" else None
+        return attention_forms.compare(mha, q_in, kv_in, mask, repeats=repeats), q_in.size(1)

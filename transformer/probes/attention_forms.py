@@ -22,7 +22,7 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-from .attention import MultiHeadAttention
+from ..model.attention import MultiHeadAttention
 
 
 def per_head_loop(mha: MultiHeadAttention, query: torch.Tensor, key_value: torch.Tensor,

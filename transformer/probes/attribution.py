@@ -27,7 +27,7 @@ import torch
 
 from ..config import ATTRIBUTION_TOKENS, IG_CUT_SHARE, IG_MAX_STEPS, IG_STEPS, IG_TOLERANCE
 from ..why import GAP_FLOOR, Attribution, AttributionMethod
-from .transformer import Transformer
+from ..model.transformer import Transformer
 
 BASELINE = "zero token embeddings (positional encodings kept)"
 Progress = Callable[[int, int, str], None]   # (rows done, rows in this pass, what is being computed): a progress bar

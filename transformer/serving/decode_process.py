@@ -26,9 +26,9 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .config import TRACE_DEADLINE_S
-from .io.checkpoint import checkpoint_identity
-from .trace import Source
+from ..config import TRACE_DEADLINE_S
+from ..io.checkpoint import checkpoint_identity
+from ..trace import Source
 from .trace_cache import freeze
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def trace_items(model, tokenizer, items: Sequence[tuple[Source, tuple]]) -> list
     """Items (a Source, its settings as sorted (name, value) pairs) decoded in one batch per settings. A batch
     that fails is retried one sentence at a time, so one bad input fails only its own request: its result is
     then the exception, handed to that request's caller."""
-    from .model.decoding import trace_greedy, trace_greedy_batch
+    from ..model.decoding import trace_greedy, trace_greedy_batch
     out: list = [None] * len(items)
     groups: dict[tuple, list[int]] = {}
     for i, (_, settings) in enumerate(items):
@@ -77,8 +77,8 @@ def _load(checkpoint: Optional[str], device: str, threads: int) -> None:
         threading.Thread(target=lambda: (parent.join(), os._exit(0)), name="parent-watch", daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s decoding process: %(message)s")
-    from .io.checkpoint import load_checkpoint
-    from .model.optimize import optimize_for_inference
+    from ..io.checkpoint import load_checkpoint
+    from ..model.optimize import optimize_for_inference
     if threads > 0:
         torch.set_num_threads(threads)
     model, _tokenizer = load_checkpoint(checkpoint, device)

@@ -12,7 +12,7 @@ import torch
 
 from ..trace import AttentionKind
 from ..why import HeadVectors, InputParts
-from .transformer import Transformer, causal_mask
+from ..model.transformer import Transformer, causal_mask
 
 
 def layer_inputs(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, kind: AttentionKind, layer: int):

@@ -17,7 +17,7 @@ from typing import Callable, Hashable
 import numpy as np
 from cachetools import LRUCache
 
-from .trace import KINDS, TranslationTrace
+from ..trace import KINDS, TranslationTrace
 
 TRACE_CACHE_SIZE = 256      # finished traces kept in memory (same sentence, same settings: one model run)
 TRACE_CACHE_BYTES = 384 * 2**20   # ...and at most this many bytes of them: one 1,000-character trace is 10-25 MB

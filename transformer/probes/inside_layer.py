@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from ..why import LayerParts, SubLayerStep
-from .transformer import Transformer, causal_mask
+from ..model.transformer import Transformer, causal_mask
 
 Stack = Literal["encoder", "decoder"]
 

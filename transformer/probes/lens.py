@@ -11,7 +11,7 @@ from typing import Sequence
 import torch
 
 from ..why import Lens
-from .transformer import Transformer
+from ..model.transformer import Transformer
 
 
 @torch.inference_mode()
