@@ -3,11 +3,14 @@
 """
 from __future__ import annotations
 
+import ast
 import functools
+import importlib.util
 import inspect
 import logging
 import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Optional
 
 import gradio as gr
@@ -108,9 +111,20 @@ def caption(text: str) -> gr.Markdown:
 
 
 def code_panel(*objs) -> None:
-    """A collapsed "Code" panel with the project's own source of what a view shows (read at start)."""
+    """A collapsed "Code" panel with the project's own source of what a view shows (read at start). An object, or
+    "module:function" for code the page should not import (training's, read from its file)."""
     with gr.Accordion("Code", open=False):
-        gr.Code("\n\n".join(textwrap.dedent(inspect.getsource(o)) for o in objs), language="python", interactive=False)
+        gr.Code("\n\n".join(textwrap.dedent(source_of(o)) for o in objs), language="python", interactive=False)
+
+
+def source_of(obj) -> str:
+    if not isinstance(obj, str):
+        return inspect.getsource(obj)
+    module, name = obj.split(":")
+    path = importlib.util.find_spec(module).origin          # found, not run
+    text = Path(path).read_text(encoding="utf-8")
+    node = next(n for n in ast.parse(text).body if getattr(n, "name", None) == name)
+    return ast.get_source_segment(text, node, padded=True)
 
 
 def new_step_slider() -> gr.Slider:

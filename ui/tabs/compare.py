@@ -10,12 +10,14 @@ import gradio as gr
 import numpy as np
 
 from transformer import variants
+from transformer.model.attention import scaled_dot_product_attention
+from transformer.model.layers import LearnedPositionalEmbedding, residual
 from transformer.serving.translator import Translator
 from transformer.viz import compare, views
 from transformer.viz.analysis import head_entropy
 from transformer.viz.figure import empty_figure
 
-from ..page import KIND_CHOICES, NO_TRACE, Page, TabView, caption, look_of, safe_view
+from ..page import KIND_CHOICES, NO_TRACE, Page, TabView, caption, code_panel, look_of, safe_view
 from ..inputs import ChoiceDropdown, ChoiceRadio, WholeSlider
 
 NOT_BUNDLED = ("The companion models are not in checkpoints/variants/: train them with "
@@ -70,6 +72,8 @@ def build_compare_tab(page: Page) -> TabView:
     about = gr.Markdown(elem_id="compare-about")
     choice = gr.Plot(show_label=False, label="What the choice changes", elem_id="compare-choice")
     loss = gr.Plot(show_label=False, label="Training loss", elem_id="compare-loss")
+    # where each choice lives in the model: post- or pre-norm (residual), learned positions, ÷√d_k or not
+    code_panel(residual, LearnedPositionalEmbedding.forward, scaled_dot_product_attention)
 
     @safe_view
     def draw_compare(trace, variant_v, kind_v, layer_v, head_v, look, large, scale, narrow=False):

@@ -12,7 +12,7 @@ from transformer.io.checkpoint import REPLAY_FILE
 from transformer.replay import Replay, load_replay
 from transformer.viz import learning
 
-from ..page import KIND_CHOICES, Page, TabView, caption, log, look_of, safe_view
+from ..page import KIND_CHOICES, Page, TabView, caption, code_panel, log, look_of, safe_view
 from ..inputs import ChoiceDropdown, ChoiceRadio, WholeSlider
 
 
@@ -49,6 +49,7 @@ def build_learning_tab(page: Page) -> TabView:
                         "training and watch the translation, the loss and the attention take shape.")
             info = gr.HTML(elem_id="replay-info")
             loss_plot = gr.Plot(show_label=False, label="Loss", elem_id="replay-loss")
+    code_panel("transformer.training.evaluation:record_replay", learning.learning_view)   # recorded, then drawn
 
     @safe_view
     def draw_learning(trace, example_v, point_v, kind_v, layer_v, head_v, own_v, look, large, scale, narrow=False):

@@ -9,12 +9,13 @@ import gradio as gr
 from transformer import params
 
 from transformer.config import BEAM_DEFAULT, BEAM_MAX
+from transformer.model.search import beam_search, branch, forced_pass
 from transformer.serving.translator import Translator
 from transformer.viz import steering as steer_views
 from transformer.viz import views
 from transformer.viz.figure import empty_figure
 
-from ..page import Page, TabView, caption, greedy_of, log, look_of, safe_view, slider_update
+from ..page import Page, TabView, caption, code_panel, greedy_of, log, look_of, safe_view, slider_update
 from ..settings import TEXTBOX_MAX_CHARS
 from ..inputs import TextInput, WholeSlider
 
@@ -96,6 +97,7 @@ def build_steer_tab(page: Page) -> TabView:
     beam_text = gr.Textbox(label="Beam search translation", interactive=False, elem_id="beam-text")
     beam_info = gr.HTML(elem_id="beam-info-box")
     beam_plot = gr.Plot(show_label=False, label="The search tree", elem_id="beam-plot")
+    code_panel(forced_pass, beam_search, branch)     # your French, the beams, and "what if" (Step by step)
     forced_state, beam_state = gr.State(None), gr.State(None)
 
     @safe_view

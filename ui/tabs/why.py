@@ -9,7 +9,7 @@ from transformer import params
 
 from transformer.probes import attribution, vectors
 from transformer.probes import lens as lens_module
-from transformer.model.attention import MultiHeadAttention
+from transformer.model.attention import MultiHeadAttention, scaled_dot_product_attention
 from transformer.model.transformer import Transformer
 from transformer.serving.translator import Translator
 from transformer.viz import views
@@ -57,7 +57,7 @@ def build_lines_view(page: Page) -> TabView:
                                  min_width=300)
     caption = gr.Markdown(elem_id="lines-caption")
     lines = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="lines-html")
-    code_panel(MultiHeadAttention.forward)
+    code_panel(MultiHeadAttention.forward, scaled_dot_product_attention)     # the softmax that makes the lines
 
     @safe_view
     def draw_lines(trace, kind_v, layer_v, heads_v, look, large, scale, narrow=False):
