@@ -2,10 +2,9 @@
 
 Run: ``python app.py [--checkpoint DIR] [--device auto|cpu|cuda] [--host 127.0.0.1] [--port 7860] [--share]``.
 The same file runs unchanged as a Hugging Face Space. It reads the options, loads the model once
-(``transformer.serving.translator``) and serves the page built by ``ui.demo.build_demo``: the model runs once
-per Translate (and on request in a few views: what-if, your French, beams, attribution, vectors);
-every other control redraws from the trace kept per user in ``gr.State``. To add a view: its drawing in
-``transformer/viz/``, a ``ui/tabs/<name>.py`` with ``build_<name>_tab(page)``, and a line in ``ui/tabs/__init__.py``.
+(``transformer.serving.translator``) and serves the page built by ``ui.demo.build_demo``: the model runs once per
+Translate (and on request in a few views), every other control redraws from the trace kept per user in ``gr.State``.
+To add a view: its drawing in ``transformer/viz/``, ``ui/tabs/<name>.py`` and a line in ``ui/tabs/__init__.py``.
 """
 from __future__ import annotations
 
@@ -47,8 +46,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="translations run at once (the model is shared read-only)")
     p.add_argument("--torch-threads", type=int, default=int(env("APP_TORCH_THREADS", str(APP_TORCH_THREADS))),
                    help="intra-op threads per translation (default 1: concurrent requests share the cores)")
-    p.add_argument("--decode-processes", type=int,
-                   default=int(env("APP_DECODE_PROCESSES", str(APP_DECODE_PROCESSES))),
+    p.add_argument("--decode-processes", type=int, default=int(env("APP_DECODE_PROCESSES", str(APP_DECODE_PROCESSES))),
                    help="processes of their own that decode the translations, each loading the model (~215 MB); "
                         "default 0: in the app's process, sharing Python's GIL with the web server (as fast on 2 "
                         "cores, bench/RESULTS.md; more cores may gain from them)")
@@ -83,10 +81,8 @@ def main(argv=None) -> int:
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    # Warm-up: the first request should not pay for the model's lazy initialisation. (Drawing the
-    # figures here too would save the first visitor ~0.3 s, but app processes started that way were
-    # far more often in a slow mode, ~135 ms per Translate request instead of ~85 ms: see
-    # bench/RESULTS.md, section 4. Not understood, so not done.)
+    # Warm-up: the first request should not pay for the model's lazy initialisation. (Drawing figures here too put
+    # app processes far more often in a slow mode, bench/RESULTS.md, section 4: not understood, so not done.)
     translator.trace("Hello.")
     load_language_identifier()        # "Hello." is too short to ask py3langid
     log.info("model loaded on %s in %.1fs", translator.device, time.perf_counter() - t0)

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.app import free_port, start_app, stop_app  # noqa: E402
 from harness.redis_server import start_redis, stop_redis  # noqa: E402
-from ui.rooms import RedisRooms  # noqa: E402
+from ui.rooms_redis import RedisRooms  # noqa: E402
 
 SENTENCES = ["The cat is sleeping on the sofa.", "The students are listening to the teacher in the big room.",
              "We will meet tomorrow morning in front of the big old museum.",

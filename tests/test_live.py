@@ -157,7 +157,7 @@ def redis_url():
 
 def test_redis_rooms(redis_url):
     import redis
-    from ui.rooms import RedisRooms
+    from ui.rooms_redis import RedisRooms
     check_store(RedisRooms(redis_url))
     server = redis.Redis.from_url(redis_url)
 
@@ -189,7 +189,7 @@ def two_apps(redis_url, bundled_checkpoint):
 
 
 def test_the_followers_route_answers_304_until_the_view_changes(two_apps, redis_url):
-    from ui.rooms import RedisRooms
+    from ui.rooms_redis import RedisRooms
     rooms = RedisRooms(redis_url)
     code, secret = rooms.create()                      # as the presenter's page on one app does
     rooms.publish(code, secret, VIEW)
@@ -219,7 +219,7 @@ def test_the_followers_stream_pushes_each_view_from_another_app(two_apps, redis_
     """``GET /live/rooms/CODE/events`` (what a follower's page listens to) on the app the presenter is not on:
     the current view, each new one as the presenter publishes it, and the end of the room."""
     import json
-    from ui.rooms import RedisRooms
+    from ui.rooms_redis import RedisRooms
     rooms = RedisRooms(redis_url)
     code, secret = rooms.create()
     rooms.publish(code, secret, VIEW)

@@ -72,7 +72,7 @@ def test_a_hung_then_stopped_redis_is_said_plainly_and_the_lecture_resumes(bundl
     port = free_port()
     redis_proc = start_redis(port)
     url = f"redis://127.0.0.1:{port}/0"
-    from ui.rooms import RedisRooms
+    from ui.rooms_redis import RedisRooms
     rooms = RedisRooms(url)          # the presenter, on an app process of its own (its key: this machine's file)
     code, secret = rooms.create()
     rooms.publish(code, secret, VIEW)
@@ -275,7 +275,7 @@ def test_behind_a_proxy_clients_are_told_apart_by_the_address_the_proxy_saw(monk
     appended to X-Forwarded-For, not the proxy's own (one allowance for the whole Space), and what a client wrote
     in the header itself cannot make it pass for another."""
     from types import SimpleNamespace
-    from ui.live import client_of
+    from ui.live_routes import client_of
 
     def request(forwarded=None):
         headers = {"x-forwarded-for": forwarded} if forwarded is not None else {}

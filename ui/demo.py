@@ -20,7 +20,8 @@ from .fast_events import one_hop
 from .header import build_display_section, build_header, build_input_section
 from .links import BLUR_JS, link_loader, wire_links
 from .follow import FollowerViews, FollowPage, ViewFrames
-from .live import live_routes, wire_live
+from .live import wire_live
+from .live_routes import live_routes
 from .page import Page
 from .reports import delete_cache_setting, sweep_reports
 from .room_limits import RoomLimits

@@ -11,10 +11,7 @@ stream cannot be kept open the page polls ``GET /live/rooms/CODE/view`` (304 whi
 """
 from __future__ import annotations
 
-import asyncio
 import html
-import io
-import json
 import logging
 import os
 import threading
@@ -24,182 +21,19 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 import gradio as gr
-from fastapi import APIRouter, Request, Response          # gradio's own server
-from fastapi.responses import JSONResponse, StreamingResponse
 
 from transformer.viz import links
 
-from .follow import Look, ViewFrames
 from .links import link_controls
 from .page import Page
 from .room_limits import RoomLimits
-from .room_watch import KEEP_ALIVE, TROUBLES, RoomWatch
+from .live_routes import ROUTE, client_of
+from .room_watch import RoomWatch
 from .rooms import NoSuchRoom, RoomError, RoomsFull, RoomStore, StoreDown
-from .settings import forwarded_hops
 
 log = logging.getLogger("app")
-ROUTE = "/live/rooms"
 PUBLISH_EVERY_S = 1.0         # the timer's publish: a safety net behind the change events and the moves
 TIMER_QUIET_S = 10.0          # ...which stays quiet this long after one (the presenter's page may not show it yet)
-
-
-# what a follower's stream is told besides views (ui/static/follow.js)
-EVENTS = [(marker, f"event: {name}\ndata: {{}}\n\n".encode()) for name, marker in
-          (("interrupted", TROUBLES["down"]), ("lost", TROUBLES["lost"]), ("resumed", TROUBLES[None]))]
-
-
-def unavailable() -> JSONResponse:
-    """503: the room store does not answer (Redis stopped or restarting; the store logs it once): the follower's
-    page keeps its last view, says the connection is interrupted, and retries."""
-    return JSONResponse({"error": "The live connection is interrupted (the lecture's room cannot be read just now): "
-                                  "retrying.", "interrupted": True}, status_code=503,
-                        headers={"Cache-Control": "no-store", "Retry-After": "2"})
-
-
-def locked_out(seconds: int) -> JSONResponse:
-    """429: this client asked for too many codes that name no room."""
-    return JSONResponse({"error": f"Too many unknown lecture codes from this network: try again in {seconds} s.",
-                         "locked": seconds}, status_code=429,
-                        headers={"Cache-Control": "no-store", "Retry-After": str(seconds)})
-
-
-def client_of(request) -> str:
-    """Who asks, for the room limits: the connection's address, or behind `forwarded_hops()` trusted proxies the
-    address the outermost of them saw (X-Forwarded-For's entry that many from the right: what a client writes
-    in the header itself stays to the left of it, so it cannot pass for another client)."""
-    hops = forwarded_hops()
-    if hops:
-        headers = getattr(request, "headers", None) or {}
-        lines = headers.getlist("x-forwarded-for") if hasattr(headers, "getlist") else [headers.get("x-forwarded-for", "")]
-        chain = [a.strip() for a in ",".join(map(str, lines)).split(",") if a.strip()]    # a header sent twice: both
-        if len(chain) >= hops:
-            return chain[-hops][:64]
-    client = getattr(request, "client", None)
-    return getattr(client, "host", None) or "unknown"
-
-
-def gone(rooms: RoomStore, code: str) -> JSONResponse:
-    """404 for a room that is not running: ended (it was a room) or unknown (a mistyped code, or a room a restart
-    lost: the page of a student who was following waits for its presenter to take it up again)."""
-    ended = rooms.known(code)
-    code = str(code).upper()[:12]
-    error = (f"The lecture {code} has ended." if ended else f"No lecture with code {code}: check the code.")
-    return JSONResponse({"error": error, "ended": ended}, status_code=404, headers={"Cache-Control": "no-store"})
-
-
-def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames, limits: Optional[RoomLimits] = None) -> list:
-    """The followers' routes (a room's stream of views, its current view with an ETag) and the room's QR code, for
-    the app's FastAPI server. Given to it when it is built (``launch(app_kwargs={"routes": ...})``), so they answer
-    from the server's first request: added after ``launch()``, a follower arriving in the first instant got a 404.
-    Each looks the room up through `lookup`: 429 for a client locked out (too many unknown codes), 503 while the
-    store does not answer, 404 for a room that is not running (an unknown code counts against the client)."""
-    app = APIRouter()
-    limits = limits or RoomLimits()
-
-    async def lookup(code: str, request: Request):
-        """(the room's view, None) or (None, the answer that refuses it)."""
-        client = client_of(request)
-        locked = limits.locked_for(client)
-        if locked:
-            return None, locked_out(locked)
-        try:
-            view = await asyncio.to_thread(rooms.read, code)
-            if view is not None:
-                return view, None
-            answer = await asyncio.to_thread(gone, rooms, code)
-        except StoreDown:
-            return None, unavailable()
-        if not json.loads(answer.body)["ended"]:
-            locked = limits.missed(client, str(code).upper()[:12])
-            if locked:
-                return None, locked_out(locked)
-        return None, answer
-
-    @app.get(ROUTE + "/{code}/events")
-    async def room_events(code: str, request: Request):
-        """Server-sent events: ``data: {"version", "state", "view"}`` with ``id: version`` for each new view (the
-        current one first, unless the browser's Last-Event-ID says it has it; ``view``: its figures and text for
-        the ``look`` and ``narrow`` the page asks for), ``event: end`` when the room ends, ``event: interrupted``
-        when the store stops answering, ``event: lost`` when the room vanished without an end (its presenter takes
-        it up again), ``event: resumed`` when that is over, a comment every
-        KEEP_ALIVE_S while nothing changes."""
-        try:
-            after = int(request.headers.get("last-event-id") or 0)
-        except ValueError:
-            after = 0
-        look = Look.of(request.query_params)
-        _, refused = await lookup(code, request)
-        if refused is not None:
-            return refused
-
-        async def stream():
-            yield b"retry: 2000\n\n"
-            async for view in watch.views(code, after):
-                if view is None:
-                    yield b"event: end\ndata: {}\n\n"
-                    return
-                if view is KEEP_ALIVE:
-                    yield b": keep-alive\n\n"
-                elif any(view is marker for marker, _ in EVENTS):
-                    yield next(said for marker, said in EVENTS if view is marker)
-                else:
-                    yield await frames.frame(view, look)
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
-
-    @app.get(ROUTE + "/{code}")
-    async def room_view(code: str, request: Request):
-        """The room's view parameters (version and state), 304 while the browser has this version (or while the
-        room has shown nothing yet)."""
-        view, refused = await lookup(code, request)
-        if refused is not None:
-            return refused
-        if not view.state:
-            return Response(status_code=304, headers={"Cache-Control": "no-cache"})
-        etag = f'"{view.version}"'
-        headers = {"ETag": etag, "Cache-Control": "no-cache"}
-        if request.headers.get("if-none-match") == etag:
-            return Response(status_code=304, headers=headers)
-        return JSONResponse({"version": view.version, "state": view.state}, headers=headers)
-
-    @app.get(ROUTE + "/{code}/view")
-    async def room_view_drawn(code: str, request: Request):
-        """The same with the view drawn for the page's look (the follower's page polls this where a stream
-        cannot be kept open)."""
-        view, refused = await lookup(code, request)
-        if refused is not None:
-            return refused
-        if not view.state:                  # made, nothing shown yet (a room just started or taken up again)
-            return Response(status_code=304, headers={"Cache-Control": "no-cache"})
-        look = Look.of(request.query_params)
-        etag = f'"{view.version}-{int(look.dark)}{int(look.narrow)}"'
-        headers = {"ETag": etag, "Cache-Control": "no-cache"}
-        if request.headers.get("if-none-match") == etag:
-            return Response(status_code=304, headers=headers)
-        frame = await frames.frame(view, look)
-        return Response(frame[frame.index(b"data: ") + 6:-2], media_type="application/json", headers=headers)
-
-    @app.get(ROUTE + "/{code}/qr.svg")
-    async def room_qr(code: str, request: Request):
-        _, refused = await lookup(code, request)
-        if refused is not None:
-            return refused
-        return Response(qr_svg(follow_url(str(request.base_url), code)), media_type="image/svg+xml",
-                        headers={"Cache-Control": "max-age=3600"})
-
-    return app.routes
-
-
-def follow_url(base: str, code: str) -> str:
-    return base.rstrip("/") + "/?follow=" + code
-
-
-def qr_svg(url: str) -> bytes:
-    import qrcode
-    import qrcode.image.svg
-    buf = io.BytesIO()
-    qrcode.make(url, image_factory=qrcode.image.svg.SvgPathFillImage, box_size=20, border=2).save(buf)
-    return buf.getvalue()
 
 
 def room_html(code: str) -> str:

@@ -9,7 +9,7 @@ import gradio as gr
 from transformer import params
 
 from transformer.config import BEAM_DEFAULT, BEAM_MAX
-from transformer.model.search import beam_search, branch, forced_pass
+from transformer.model import search as decoder_search
 from transformer.serving.translator import Translator
 from transformer.viz import steering as steer_views
 from transformer.viz import views
@@ -97,7 +97,8 @@ def build_steer_tab(page: Page) -> TabView:
     beam_text = gr.Textbox(label="Beam search translation", interactive=False, elem_id="beam-text")
     beam_info = gr.HTML(elem_id="beam-info-box")
     beam_plot = gr.Plot(show_label=False, label="The search tree", elem_id="beam-plot")
-    code_panel(forced_pass, beam_search, branch)     # your French, the beams, and "what if" (Step by step)
+    code_panel(decoder_search.forced_pass, decoder_search.beam_search,   # your French and the beams, and "what
+               decoder_search.branch)                                   # if" (Step by step)
     forced_state, beam_state = gr.State(None), gr.State(None)
 
     @safe_view
