@@ -38,7 +38,7 @@ FORBIDDEN = {
     "tools": ("bench", "tests"),
 }
 TORCH_FREE = ["transformer.config", "transformer.params", "transformer.pieces", "transformer.trace", "transformer.doubt",
-              "transformer.examples", "transformer.steering", "transformer.why", "transformer.replay",
+              "transformer.examples", "transformer.steering", "transformer.why", "transformer.causal", "transformer.replay",
               "transformer.positional", "transformer.viz.views", "transformer.viz.report", "transformer.viz.why",
               "transformer.viz.steering", "transformer.viz.learning", "transformer.viz.links",
               "transformer.viz.analysis", "transformer.viz.figure", "transformer.viz.plots",

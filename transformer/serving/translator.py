@@ -24,13 +24,16 @@ from ..pieces import UNK_PIECE, WORD_MARKER
 from ..probes import attention_forms
 from ..probes.attribution import attribute
 from ..probes.inside_layer import layer_parts
+from ..probes.knockout import head_importance, knock_out
+from ..probes.patching import patching
 from ..probes.lens import logit_lens
 from ..probes.vectors import head_vectors, input_parts, layer_inputs
 from .decode_process import DecodeProcesses, trace_items
-from ..model.decoding import cut_source, source_limit, trace_greedy, translate_batch
+from ..model.decoding import cut_source, output_limit, source_limit, trace_greedy, translate_batch
 from ..model.optimize import optimize_for_inference
 from ..model.search import beam_search, branch, forced_pass
 from ..model.transformer import causal_mask
+from ..causal import METHODS as KNOCKOUT_METHODS, HeadImportance, KnockOut, KnockOutResult, PatchMap
 from ..steering import BeamResult, ForcedResult
 from ..trace import Source, TranslationTrace
 from ..why import METHODS, Attribution, HeadVectors, InputParts, LayerParts, Lens
@@ -347,3 +350,32 @@ class Translator:
             mha, q_in, kv_in = layer_inputs(self.model, src, tgt_in, kind, layer)
         mask = causal_mask(q_in.size(1), q_in.size(1)) if kind == "decoder" else None
         return attention_forms.compare(mha, q_in, kv_in, mask, repeats=repeats), q_in.size(1)
+
+    # --- causal experiments (probes/knockout.py, probes/patching.py): each raises ValueError with a message
+    def knock_out(self, text: str, ko: KnockOut) -> KnockOutResult:
+        """`text` translated again with the parts `ko` names switched off, and its original translation read
+        through the knocked-out model."""
+        trace = self.trace(text)
+        limit = output_limit(self.model, len(trace.source.ids), None)
+        return knock_out(self.model, trace.source.ids, trace.tgt_ids, ko, limit, self.tokenizer.pieces,
+                         self.tokenizer.decode, trace.src_pieces)
+
+    def head_importance(self, text: str, method: str = "zero") -> HeadImportance:
+        """Every head of `text`'s run knocked out alone: how each piece of its translation's log-probability moves."""
+        if method not in KNOCKOUT_METHODS:
+            raise ValueError(f"Unknown knock-out method {str(method)[:20]!r}: use zero or mean.")
+        trace = self.trace(text)
+        return head_importance(self.model, trace.source.ids, trace.tgt_ids, method, trace.tgt_pieces)
+
+    def patching(self, text_a: str, text_b: str, step: Optional[int] = None, piece: str = "") -> PatchMap:
+        """`text_a`'s run with parts of `text_b`'s copied in, read at `step` (1-based; default: the first step
+        whose piece the two translations do not share) for `piece` (default: text_a's piece there)."""
+        a, b = self.trace(text_a), self.trace(text_b)
+        if step in (None, "", 0):
+            step = next((i for i, (x, y) in enumerate(zip(a.tgt_ids, b.tgt_ids), 1) if x != y), None)
+            if step is None:
+                raise ValueError("The two sentences translate the same way: pick the step to read (and a piece).")
+        step = params.whole_number(step, "step", 1, len(a.tgt_ids))
+        token = self.piece_id(piece) if str(piece or "").strip() else a.tgt_ids[step - 1]
+        return patching(self.model, a.source.ids, b.source.ids, a.tgt_ids, step, token, (a.source.text, b.source.text),
+                        a.src_pieces, b.src_pieces, a.tgt_pieces, self.tokenizer.pieces([token])[0])

@@ -1,0 +1,125 @@
+"""Patching between two sentences that differ in one word (issue 40): where is the decision carried?
+
+Sentence A ("… because it was too wide.") and sentence B ("… too tired.") are read with the same decoder input,
+A's translation up to a step (the pronoun's, say). Copying one part's output from B's run into A's run (knockout.py's
+edits, with B's recorded output as the replacement) and reading p(piece) at that step shows how much of B's
+answer that part carries: all of it once the whole residual stream is copied (p becomes p_B), none when a part
+copied from A into A itself. Three maps, each one batched pass (a row per part):
+
+- sub-layers: each attention and feed-forward sub-layer's output, at every position;
+- heads: each head's share of its sub-layer's output, at every position;
+- the encoder's residual stream after each layer (row 0: its input) at one source position at a time.
+"""
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ..causal import HEAD_KINDS, PatchMap
+from ..model.transformer import Transformer
+from .knockout import ROWS_PER_PASS, EditedRun, Edits
+
+STACK_PARTS = {"encoder": (("encoder-self", "self-attention"), ("encoder-ffn", "feed-forward")),
+               "decoder": (("decoder-self", "masked self-attention"), ("cross", "cross-attention"),
+                           ("decoder-ffn", "feed-forward"))}
+
+
+def same_length(src_a: Sequence[int], src_b: Sequence[int], pieces_a, pieces_b) -> list[int]:
+    """The source positions whose pieces differ; ValueError with a message for the user when the two sentences
+    cannot be compared position by position."""
+    if len(src_a) != len(src_b):
+        raise ValueError(f"Patching compares the two sentences piece by piece, so they need the same number of "
+                         f"pieces: the first has {len(src_a) - 1}, the second {len(src_b) - 1} "
+                         f"({' '.join(pieces_a[:-1])} / {' '.join(pieces_b[:-1])}). Change one word for a word of "
+                         "as many pieces.")
+    differing = [i for i, (a, b) in enumerate(zip(src_a, src_b)) if a != b]
+    if not differing:
+        raise ValueError("The two sentences are the same, piece for piece: change a word in the second.")
+    return differing
+
+
+def p_last(logits: torch.Tensor, piece: int) -> np.ndarray:
+    """p(piece) at the last position of every row: (B,) float64."""
+    return torch.softmax(logits[:, -1].double(), -1)[:, piece].numpy()
+
+
+def batched(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, edits: Edits, rows: int, piece: int):
+    """p(piece) at the last position for `rows` rows of edits, ROWS_PER_PASS rows a pass."""
+    out = []
+    for start in range(0, rows, ROWS_PER_PASS):
+        stop = min(rows, start + ROWS_PER_PASS)
+        part = {key: (keep[start:stop] if keep.dim() and keep.size(0) == rows else keep, repl)
+                for key, (keep, repl) in edits.items()}
+        run = EditedRun(model, part)
+        memory, mask = run.encode(src.expand(stop - start, -1))
+        out.append(p_last(run.decode(tgt_in.expand(stop - start, -1), memory, mask, last_only=True), piece))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+@torch.inference_mode()
+def patching(model: Transformer, src_a: Sequence[int], src_b: Sequence[int], tgt_ids: Sequence[int], step: int,
+             piece: int, texts: tuple[str, str], pieces_a, pieces_b, tgt_pieces, piece_text: str) -> PatchMap:
+    """A (`src_a`, its translation `tgt_ids`) with parts of B (`src_b`) copied in, read at `step` (1-based) for
+    `piece` (an id)."""
+    t0 = time.perf_counter()
+    differing = same_length(src_a, src_b, pieces_a, pieces_b)
+    device, cfg = model.device, model.cfg
+    a = torch.as_tensor([list(src_a)], device=device)
+    b = torch.as_tensor([list(src_b)], device=device)
+    tgt_in = torch.as_tensor([[cfg.bos_id, *tgt_ids[:step - 1]]], device=device)
+    run_a, run_b = EditedRun(model, record=True), EditedRun(model, record=True)
+    p_a = float(p_last(run_a(a, tgt_in), piece)[0])
+    p_b = float(p_last(run_b(b, tgt_in), piece)[0])
+    seen_b = run_b.seen
+    dtype = model.embedding.weight.dtype
+    layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers}
+
+    # sub-layers: a row each, the whole output (every position)
+    subs = [(stack, n, name) for stack, parts in STACK_PARTS.items() for n in range(1, layers[stack] + 1)
+            for name, _ in parts]
+    edits: Edits = {}
+    for r, (_, n, name) in enumerate(subs):
+        key = ("sublayer", name, n)
+        keep = torch.ones(len(subs), 1, 1, dtype=dtype)
+        keep[r] = 0
+        edits[key] = (keep, seen_b[key])
+    p_sub = batched(model, a, tgt_in, edits, len(subs), piece)
+    sublayer_p, i = {}, 0
+    for stack, parts in STACK_PARTS.items():
+        k = layers[stack] * len(parts)
+        sublayer_p[stack] = p_sub[i:i + k].reshape(layers[stack], len(parts))
+        i += k
+
+    # heads: a row each
+    H = cfg.n_heads
+    heads = [(kind, n, h) for kind in HEAD_KINDS for n in range(1, layers["encoder" if kind == "encoder" else "decoder"] + 1)
+             for h in range(H)]
+    edits = {}
+    for r, (kind, n, h) in enumerate(heads):
+        key = ("head", kind, n)
+        if key not in edits:
+            edits[key] = (torch.ones(len(heads), H, 1, 1, dtype=dtype), seen_b[key])
+        edits[key][0][r, h] = 0
+    p_head = batched(model, a, tgt_in, edits, len(heads), piece)
+    head_p, i = {}, 0
+    for kind in HEAD_KINDS:
+        n = layers["encoder" if kind == "encoder" else "decoder"]
+        head_p[kind] = p_head[i:i + n * H].reshape(n, H)
+        i += n * H
+
+    # the encoder's residual stream after each layer (0: the input), one source position at a time
+    S, L = len(src_a), cfg.n_encoder_layers
+    edits = {}
+    for n in range(L + 1):
+        keep = torch.ones((L + 1) * S, S, 1, dtype=dtype)
+        for s in range(S):
+            keep[n * S + s, s] = 0
+        edits[("layer", "encoder", n)] = (keep, seen_b[("layer", "encoder", n)])
+    p_res = batched(model, a, tgt_in, edits, (L + 1) * S, piece).reshape(L + 1, S)
+
+    return PatchMap(texts[0], texts[1], tuple(pieces_a), tuple(pieces_b), tuple(tgt_pieces[:step]), step, piece_text,
+                    p_a, p_b, tuple(differing), {s: tuple(label for _, label in parts) for s, parts in STACK_PARTS.items()},
+                    sublayer_p, p_res, head_p, time.perf_counter() - t0)
