@@ -13,7 +13,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 VIEWPORT = {"width": 1440, "height": 1650}
 SENTENCE = "The cat is sleeping on the sofa."
 WAIT_MS = 90_000
-TABS = ["steps", "explorer", "summary", "positional", "inside", "why", "steer", "learned", "compare", "about"]   # ui.tabs.TAB_IDS, without importing gradio
+TABS = ["steps", "explorer", "summary", "positional", "inside", "why", "knockout", "steer", "learned", "compare", "about"]   # ui.tabs.TAB_IDS, without importing gradio
 SETTLE_S = 1.2   # for the figures to finish drawing after a tab or look change
 
 

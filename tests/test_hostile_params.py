@@ -62,3 +62,34 @@ def test_the_api_refuses_each_bad_value_with_a_clear_message(tiny_translator):
     assert "must be text" in said(beam(3, 2))                                # not coerced to "3"
     assert "lone surrogate" in said(what_if(SENTENCE, 1, "\ud800"))          # never reaches sentencepiece
     assert beam(SENTENCE, "2")[0]                                            # digits as text are a number
+
+
+def test_the_causal_endpoints_refuse_each_bad_value_with_a_clear_message(tiny_translator):
+    """/knockout, /head_importance and /patching (issue 40): the same bad values; text that is text may be
+    translated (an English sentence can hold "<img src=x>"), anything refused is refused in one clear message."""
+    from ui.tabs.knockout import importance_api, knockout_api, patching_api
+    knockout, importance, patch = (knockout_api(tiny_translator), importance_api(tiny_translator),
+                                   patching_api(tiny_translator))
+    other = "The cat sleeps!"
+    calls = []                                    # (what, call, must it be refused)
+    for bad in BAD_TEXTS:
+        calls += [("knockout english", lambda b=bad: knockout(b, "cross L1 H1"), not isinstance(bad, str)),
+                  ("knockout parts", lambda b=bad: knockout(SENTENCE, b), True),
+                  ("knockout method", lambda b=bad: knockout(SENTENCE, "cross L1 H1", b), True),
+                  ("importance method", lambda b=bad: importance(SENTENCE, b), True),
+                  ("patching b", lambda b=bad: patch(SENTENCE, b, 1), not isinstance(bad, str))]
+    for bad in BAD_NUMBERS:
+        if bad in (None, "", 0):
+            continue                                        # the documented default: the whole translation
+        calls += [("importance step", lambda b=bad: importance(SENTENCE, "zero", b), True),
+                  ("patching step", lambda b=bad: patch(SENTENCE, other, b), True)]
+    calls += [("knockout nothing", lambda: knockout(SENTENCE, "cross L9 H1"), True),
+              ("patching lengths", lambda: patch(SENTENCE, "The big cat sleeps.", 1), True)]
+    for what, call, refused in calls:
+        try:
+            call()
+            assert not refused, f"{what}: accepted"
+        except gr.Error as e:
+            assert e.message.strip() and not any(w in e.message for w in PYTHON_WORDS), (what, e.message)
+    assert knockout(SENTENCE, "cross L1 H1, positions both", "mean")["steps"]
+    assert importance(SENTENCE, "zero", "1")["step"] == 1                     # digits as text are a number

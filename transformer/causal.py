@@ -9,6 +9,7 @@ add up to the sub-layer's output: knocking out every head of a sub-layer is knoc
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal, Optional
 
@@ -142,3 +143,89 @@ class PatchMap:
         gap = self.p_b - self.p_a
         return (np.asarray(p, dtype=np.float64) - self.p_a) / gap if abs(gap) > 1e-9 else np.full_like(
             np.asarray(p, dtype=np.float64), np.nan)
+
+
+# ---------------------------------------------------------------- parts as text (the page's box and the API)
+PART_HELP = ("Parts, separated by commas: a head `cross L2 H5` (kinds: enc, dec, cross; heads as `H1-4` too), a "
+             "whole attention sub-layer `cross L2`, a feed-forward `enc L3 ffn` or `dec L1 ffn`, the positional "
+             "encoding `positions source`, `positions target` or `positions both`.")
+KIND_WORDS = {"enc": "encoder", "encoder": "encoder", "dec": "decoder", "decoder": "decoder", "cross": "cross"}
+ATTENTION_SUBLAYER = {"encoder": "encoder-self", "decoder": "decoder-self", "cross": "cross"}
+MAX_PARTS_TEXT = 2000
+
+
+def parse_parts(text: str, method: str = "zero") -> KnockOut:
+    """A knock-out from text such as "cross L2 H5, enc L3 ffn, positions source"; ValueError saying what is wrong."""
+    if not isinstance(text, str):
+        raise ValueError(f"The parts to switch off must be text. {PART_HELP}")
+    if len(text) > MAX_PARTS_TEXT:
+        raise ValueError(f"The list of parts is longer than {MAX_PARTS_TEXT} characters.")
+    if method not in METHODS:
+        raise ValueError(f"Unknown knock-out method {str(method)[:20]!r}: use zero or mean.")
+    heads, subs, sides = [], [], []
+    for raw in (p.strip() for p in text.replace(";", ",").split(",")):
+        if not raw:
+            continue
+        words = raw.lower().split()
+        if words[0] in ("positions", "position", "pos", "pe"):
+            side = words[1] if len(words) == 2 else ""
+            if side not in ("source", "target", "both"):
+                raise ValueError(f"“{raw[:40]}”: say which positional encoding, source, target or both.")
+            sides += list(SIDES) if side == "both" else [side]
+            continue
+        m = re.fullmatch(r"(enc|encoder|dec|decoder|cross)\s+l(?:ayer)?\s*(\d{1,3})(?:\s+(ffn|h(?:ead)?\s*(\d{1,3})"
+                         r"(?:\s*-\s*(\d{1,3}))?))?", " ".join(words))
+        if not m:
+            raise ValueError(f"“{raw[:40]}” is not a part. {PART_HELP}")
+        kind, layer = KIND_WORDS[m.group(1)], int(m.group(2))
+        if m.group(3) == "ffn":
+            if kind == "cross":
+                raise ValueError("“cross … ffn”: the feed-forward belongs to a layer: `dec L2 ffn`.")
+            subs.append((f"{kind}-ffn", layer))
+        elif m.group(4):
+            first, last = int(m.group(4)), int(m.group(5) or m.group(4))
+            if last < first or last - first > 64:
+                raise ValueError(f"“{raw[:40]}”: a range of heads goes up, e.g. H1-4.")
+            heads += [(kind, layer, h) for h in range(first, last + 1)]
+        else:
+            subs.append((ATTENTION_SUBLAYER[kind], layer))
+    return KnockOut(tuple(heads), tuple(subs), tuple(sides), method)
+
+
+def parts_text(ko: KnockOut) -> str:
+    """The knock-out as the box writes it (parse_parts reads it back)."""
+    short = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
+    back = {v: k for k, v in ATTENTION_SUBLAYER.items()}
+    out = [f"{short[k]} L{n} H{h}" for k, n, h in ko.heads]
+    for name, n in ko.sublayers:
+        out.append(f"{short[back[name]]} L{n}" if name in back else f"{short[stack_of(name)]} L{n} ffn")
+    out += [f"positions {s}" for s in ko.positions]
+    return ", ".join(out)
+
+
+# ---------------------------------------------------------------- as JSON (the API's answers)
+def knockout_json(r: KnockOutResult) -> dict:
+    return dict(switched_off=parts_text(r.knockout), method=r.knockout.method, original=r.original_text,
+                translation=r.text, changed=r.changed, first_change=r.first_change, seconds=round(r.seconds, 3),
+                steps=[dict(piece=p, p_original=round(float(a), 6), p_knocked=round(float(b), 6), knocked_top=t)
+                       for p, a, b, t in zip(r.original, r.p_original, r.p_knocked, r.top_knocked)])
+
+
+def importance_json(hi: HeadImportance, step: Optional[int] = None) -> dict:
+    """Every head, ranked: Δ log p of the translation (or of one step's piece), and per step."""
+    return dict(method=hi.method, pieces=list(hi.tgt_pieces), step=step, seconds=round(hi.seconds, 3),
+                log_p=[round(float(v), 6) for v in hi.log_p],
+                heads=[dict(kind=k, layer=l, head=h, delta_log_p=round(d, 6),
+                            per_step=[round(float(v), 6) for v in hi.per_step[k][l - 1, h - 1]])
+                       for k, l, h, d in hi.ranked(step)])
+
+
+def patch_json(pm: PatchMap) -> dict:
+    rnd = lambda a: np.round(np.asarray(a, dtype=np.float64), 6).tolist()   # noqa: E731
+    return dict(a=pm.text_a, b=pm.text_b, step=pm.step, piece=pm.piece, p_a=round(pm.p_a, 6), p_b=round(pm.p_b, 6),
+                differing_positions=[i + 1 for i in pm.differing], source_pieces=list(pm.src_a),
+                sublayers={s: dict(parts=list(pm.stack_parts[s]), p=rnd(v)) for s, v in pm.sublayer_p.items()},
+                heads={k: rnd(v) for k, v in pm.head_p.items()},
+                encoder_residual=dict(rows="input, after layer 1, ...", columns="source positions",
+                                      p=rnd(pm.layer_positions_p)),
+                seconds=round(pm.seconds, 3))

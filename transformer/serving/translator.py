@@ -367,7 +367,7 @@ class Translator:
         trace = self.trace(text)
         return head_importance(self.model, trace.source.ids, trace.tgt_ids, method, trace.tgt_pieces)
 
-    def patching(self, text_a: str, text_b: str, step: Optional[int] = None, piece: str = "") -> PatchMap:
+    def patching(self, text_a: str, text_b: str, step: Optional[int] = None, piece: Optional[str] = "") -> PatchMap:
         """`text_a`'s run with parts of `text_b`'s copied in, read at `step` (1-based; default: the first step
         whose piece the two translations do not share) for `piece` (default: text_a's piece there)."""
         a, b = self.trace(text_a), self.trace(text_b)
@@ -376,6 +376,6 @@ class Translator:
             if step is None:
                 raise ValueError("The two sentences translate the same way: pick the step to read (and a piece).")
         step = params.whole_number(step, "step", 1, len(a.tgt_ids))
-        token = self.piece_id(piece) if str(piece or "").strip() else a.tgt_ids[step - 1]
+        token = a.tgt_ids[step - 1] if piece is None or piece == "" else self.piece_id(piece)
         return patching(self.model, a.source.ids, b.source.ids, a.tgt_ids, step, token, (a.source.text, b.source.text),
                         a.src_pieces, b.src_pieces, a.tgt_pieces, self.tokenizer.pieces([token])[0])

@@ -1,0 +1,235 @@
+"""Knock it out: switch parts of the model off for the sentence on screen and translate again; rank every head by
+what the translation loses without it; patch parts of a second sentence's run into the first's (issue 40).
+"""
+from __future__ import annotations
+
+import gradio as gr
+import numpy as np
+
+from transformer import causal, examples, params
+from transformer.probes import knockout, patching
+from transformer.serving.translator import Translator
+from transformer.viz import causal as causal_views
+from transformer.viz.analysis import head_summary
+from transformer.viz.figure import empty_figure
+
+from ..inputs import ChoiceDropdown, ChoiceRadio, TextInput, WholeSlider
+from ..page import Fit, Page, TabView, code_panel, look_of, safe_view
+
+PART_CHOICES = [("cross-attention", "cross"), ("encoder self-attention", "enc"), ("decoder masked self-attention", "dec"),
+                ("encoder feed-forward", "enc ffn"), ("decoder feed-forward", "dec ffn"),
+                ("positional encoding, source", "positions source"), ("positional encoding, target", "positions target")]
+METHOD_CHOICES = [("zero it", "zero"), ("its mean over the positions", "mean")]
+ALL_HEADS = "every head"
+CLASSIC_A = next(c.text for c in examples.CLASSICS if c.text.endswith("too wide."))
+CLASSIC_B = next(c.text for c in examples.CLASSICS if c.text.endswith("too tired."))
+TABLE_HEADERS = ["rank", "kind", "layer", "head", "Δ log p", "entropy", "head summary", "ρ with attribution"]
+WHOLE = 0                                   # the "For" choice: the whole translation
+FIRST_DIFFERENCE = ("the first step where A's and B's translations differ", 0)
+
+
+def part_text(part: str, layer: int, head: str) -> str:
+    """The picker's part as the box writes it (causal.parse_parts reads it)."""
+    if part.startswith("positions"):
+        return part
+    kind, *ffn = part.split()
+    if ffn:
+        return f"{kind} L{layer} ffn"
+    return f"{kind} L{layer}" if head == ALL_HEADS else f"{kind} L{layer} H{head}"
+
+
+def add_part(current: str, part: str, layer, head) -> str:
+    new = part_text(str(part or "cross"), int(layer or 1), str(head or "1"))
+    have = [p.strip() for p in str(current or "").split(",") if p.strip()]
+    return ", ".join(have if new in have else [*have, new])
+
+
+def knockout_api(translator: Translator):
+    def switch_off(english: str, parts: str, method: str = "zero") -> dict:
+        """`english` translated again with `parts` switched off (e.g. "cross L3 H6, enc L2 ffn, positions source"),
+        each zeroed (`method` = zero) or replaced by its mean over the sentence's positions (mean): both
+        translations, and each original piece's probability before and after (teacher forcing)."""
+        try:
+            return causal.knockout_json(translator.knock_out(english, causal.parse_parts(parts, method)))
+        except ValueError as e:
+            raise gr.Error(str(e), print_exception=False) from None
+    return switch_off
+
+
+def importance_api(translator: Translator):
+    def head_importance(english: str, method: str = "zero", step: int = 0) -> dict:
+        """Every head of `english`'s translation knocked out alone: Δ log p of the whole translation (or, with
+        `step` ≥ 1, of that step's piece), ranked, and per step."""
+        try:
+            hi = translator.head_importance(english, method)
+            s = None if step in (None, 0, "") else params.whole_number(step, "step", 1, len(hi.tgt_pieces))
+            return causal.importance_json(hi, s)
+        except ValueError as e:
+            raise gr.Error(str(e), print_exception=False) from None
+    return head_importance
+
+
+def patching_api(translator: Translator):
+    def patch(english_a: str, english_b: str, step: int = 0, piece: str = "") -> dict:
+        """Sentence A's run with each part of sentence B's copied in (B: A with one word changed, as many pieces):
+        p(piece) at `step` (0: the first step where their translations differ; piece: A's there) after each patch."""
+        try:
+            return causal.patch_json(translator.patching(english_a, english_b, step, piece))
+        except ValueError as e:
+            raise gr.Error(str(e), print_exception=False) from None
+    return patch
+
+
+def importance_extras(translator: Translator, trace, text: str) -> dict:
+    """What the ranking is drawn beside: each head's entropy and label (the head summary, from the trace) and each
+    cross-attention head's agreement with gradient × input (one backward pass)."""
+    entropy, labels = {}, {}
+    for kind in causal.HEAD_KINDS:
+        maps = trace.attention(kind)
+        rows = head_summary(maps.probs, kind)
+        L, H = maps.layers, maps.heads
+        entropy[kind] = np.array([[rows[l * H + h].entropy for h in range(H)] for l in range(L)])
+        labels[kind] = [[rows[l * H + h].label for h in range(H)] for l in range(L)]
+    _, attrs = translator.attribution(text, "gradient_x_input")
+    agreement = {"cross": causal_views.head_agreement(attrs[0].scores, trace.cross.probs)}
+    return dict(entropy=entropy, labels=labels, agreement=agreement)
+
+
+def build_knockout_tab(page: Page) -> TabView:
+    tr = page.translator
+    gr.Markdown("Switch parts of the model off for the sentence above and translate again: attention shows where "
+                "the model looked, a knock-out shows what it needs. A part is **zeroed** (its output replaced by "
+                "nothing) or replaced by **its mean** over the sentence's positions (what it gives whatever the "
+                "piece: a gentler test).", elem_classes="view-caption")
+    with gr.Row(equal_height=True):
+        part = ChoiceDropdown(PART_CHOICES, value="cross", label="Part", scale=3, min_width=240, elem_id="ko-part")
+        layer = WholeSlider(1, max(page.cfg.n_encoder_layers, page.cfg.n_decoder_layers), value=1, step=1,
+                            label="Layer", scale=2, min_width=160, elem_id="ko-layer")
+        head = ChoiceDropdown([ALL_HEADS] + page.head_choices[1:], value="1", label="Head", scale=1, min_width=130,
+                              elem_id="ko-head")
+        add = gr.Button("Add", scale=0, min_width=100, elem_id="ko-add")
+    with gr.Row(equal_height=True):
+        parts = TextInput(label="Switched off (type or add; e.g. cross L3 H6, enc L2 ffn, positions source)",
+                          scale=4, max_length=causal.MAX_PARTS_TEXT, elem_id="ko-parts")
+        method = ChoiceRadio(METHOD_CHOICES, value="zero", label="Each part: replace it by", scale=2, min_width=260,
+                             elem_id="ko-method")
+        with gr.Column(scale=1, min_width=180):
+            run = gr.Button("Knock out and translate", variant="primary", elem_id="ko-btn")
+            clear = gr.Button("Clear", size="sm", elem_id="ko-clear")
+    ko_html = gr.HTML(elem_id="ko-result")
+    ko_plot = gr.Plot(show_label=False, label="The original translation through the knocked-out model", elem_id="ko-plot")
+
+    gr.Markdown("**Which heads matter?** Every head knocked out alone (the method above), one batched pass: how much "
+                "log-probability the translation loses without it, beside how focused the head looks.")
+    with gr.Row(equal_height=True):
+        target = ChoiceDropdown([("the whole translation", WHOLE)], value=WHOLE, label="For", scale=3, min_width=240,
+                                elem_id="ko-target")
+        rank = gr.Button("Rank every head", variant="primary", scale=1, elem_id="ko-rank-btn")
+    rank_text = gr.Markdown(elem_id="ko-rank-text")
+    with gr.Row():
+        rank_plot = gr.Plot(show_label=False, label="Each head knocked out alone", elem_id="ko-rank-plot")
+        scatter = gr.Plot(show_label=False, label="Entropy against loss", elem_id="ko-scatter")
+    table = gr.Dataframe(headers=TABLE_HEADERS, label="The heads the translation needs most", interactive=False,
+                         wrap=True, elem_id="ko-table")
+
+    gr.Markdown("**Patching between two sentences.** Type sentence B: sentence A (above) with one word changed, as "
+                "many pieces. Each part of B's run is copied alone into A's, and the map shows how far it moves the "
+                "piece's probability from A's value towards B's: where the difference is carried.")
+    with gr.Row(equal_height=True):
+        other = TextInput(label="Sentence B", scale=4, max_length=500, elem_id="ko-other")
+        classic = gr.Button("The classic pair", scale=1, min_width=150, elem_id="ko-classic")
+    with gr.Row(equal_height=True):
+        pstep = ChoiceDropdown([FIRST_DIFFERENCE], value=0, label="Read at", scale=2, min_width=240,
+                               elem_id="ko-patch-step")
+        piece = TextInput(label="Piece (empty: A's piece there)", scale=2, max_length=100, elem_id="ko-patch-piece")
+        patch_btn = gr.Button("Patch", variant="primary", scale=1, elem_id="ko-patch-btn")
+    patch_html = gr.HTML(elem_id="ko-patch-result")
+    patch_plot = gr.Plot(show_label=False, label="The encoder's residual stream", elem_id="ko-patch-plot")
+    with gr.Row():
+        patch_parts = gr.Plot(show_label=False, label="Sub-layers", elem_id="ko-patch-parts")
+        patch_heads = gr.Plot(show_label=False, label="Heads", elem_id="ko-patch-heads")
+    code_panel(knockout.EditedRun.attention, knockout.EditedRun.sublayer, knockout.knockout_edits,
+               knockout.head_importance, patching.patching)
+
+    ko_state, rank_state, patch_state = gr.State(None), gr.State(None), gr.State(None)
+
+    def fresh(res, trace) -> bool:
+        return res is not None and trace is not None and res["text"] == trace.source.text
+
+    @safe_view
+    def draw_knockout(trace, ko_v, rank_v, target_v, patch_v, look, large, scale, narrow=False):
+        lk = look_of(look, large, scale, narrow)
+        note = lambda text: empty_figure(text, lk.dark, lk.font)   # noqa: E731
+        if fresh(ko_v, trace):
+            r = ko_v["result"]
+            ko = (causal_views.knockout_html(r), causal_views.knockout_figure(r, lk.dark, lk.font))
+        else:
+            ko = ("", note("Add the parts to switch off, then press Knock out and translate."))
+        if fresh(rank_v, trace):
+            hi, ex = rank_v["result"], rank_v["extras"]
+            step = None if int(target_v or 0) == WHOLE else min(int(target_v), len(hi.tgt_pieces))
+            ranked = (causal_views.importance_caption(hi, step), causal_views.importance_figure(hi, step, lk.dark, lk.font),
+                      causal_views.importance_scatter(hi, step, ex["entropy"], ex["agreement"], lk.dark, lk.font),
+                      causal_views.importance_table(hi, step, ex["entropy"], ex["labels"], ex["agreement"]))
+        else:
+            ranked = ("", note("Press Rank every head."), note("Press Rank every head."), [])
+        if fresh(patch_v, trace):
+            pm = patch_v["result"]
+            patched = (causal_views.patch_html(pm), causal_views.patch_residual_figure(pm, lk.dark, lk.font),
+                       causal_views.patch_parts_figure(pm, lk.dark, lk.font),
+                       causal_views.patch_heads_figure(pm, lk.dark, lk.font))
+        else:
+            patched = ("", *(note("Type sentence B and press Patch.") for _ in range(3)))
+        return (*ko, *ranked, *patched)
+
+    def fit_steps(trace, target_v=WHOLE, step_v=0):
+        steps = [] if trace is None else [(f"step {i}: {p}", i) for i, p in enumerate(trace.tgt_pieces, 1)]
+        return (gr.update(choices=[("the whole translation", WHOLE), *steps], value=WHOLE),
+                gr.update(choices=[FIRST_DIFFERENCE, *steps], value=0))
+
+    outputs = [ko_html, ko_plot, rank_text, rank_plot, scatter, table, patch_html, patch_plot, patch_parts, patch_heads]
+    tab = TabView(draw_knockout, [ko_state, rank_state, target, patch_state], outputs, [Fit(fit_steps, [target, pstep], [target, pstep])])
+
+    def user_error(fn):
+        def wrapper(*args):
+            try:
+                return fn(*args)
+            except ValueError as e:
+                raise gr.Error(str(e), print_exception=False) from None
+        return wrapper
+
+    @user_error
+    def run_knockout(english, parts_v, method_v):
+        ko = causal.parse_parts(parts_v or "", method_v or "zero")
+        if ko.empty:
+            raise ValueError("Add at least one part to switch off (or type one, e.g. cross L3 H6).")
+        r = tr.knock_out(english, ko)
+        return {"text": tr.source(english).text, "result": r}
+
+    @user_error
+    def run_rank(english, method_v):
+        hi = tr.head_importance(english, method_v or "zero")
+        trace = tr.trace(english)
+        return {"text": trace.source.text, "result": hi, "extras": importance_extras(tr, trace, english)}
+
+    @user_error
+    def run_patch(english, other_v, step_v, piece_v):
+        pm = tr.patching(english, other_v, int(step_v or 0) or None, piece_v or "")
+        return {"text": tr.source(english).text, "result": pm}
+
+    quiet = dict(api_visibility="undocumented")
+    draw = dict(fn=tab.draw, inputs=tab.inputs(page), outputs=outputs, concurrency_id="draw", **quiet)
+    add.click(add_part, [parts, part, layer, head], parts, queue=False, **quiet)
+    clear.click(lambda: ("", None), None, [parts, ko_state], queue=False, **quiet).then(**draw)
+    gr.on([run.click, parts.submit], run_knockout, [page.english, parts, method], ko_state, concurrency_id="model",
+          **quiet).success(**draw)
+    rank.click(run_rank, [page.english, method], rank_state, concurrency_id="model", **quiet).success(**draw)
+    target.change(**draw)
+    classic.click(lambda: (CLASSIC_A, CLASSIC_B), None, [page.english, other], queue=False, **quiet).then(
+        None, js="() => document.getElementById('translate-btn').click()", **quiet)   # A on screen, then patch
+    gr.on([patch_btn.click, other.submit], run_patch, [page.english, other, pstep, piece], patch_state,
+          concurrency_id="model", **quiet).success(**draw)
+    gr.api(knockout_api(tr), api_name="knockout", concurrency_id="model")
+    gr.api(importance_api(tr), api_name="head_importance", concurrency_id="model")
+    gr.api(patching_api(tr), api_name="patching", concurrency_id="model")
+    return tab
