@@ -58,6 +58,12 @@ def open_other_views(page) -> None:
     plots_in(page, "inside-plot").wait_for(timeout=WAIT_MS)
 
 
+def attribution_done(page) -> None:
+    """Until the attribution's final result is drawn (a first estimate says "refining" while it is shown)."""
+    page.wait_for_function("() => { const t = (document.querySelector('#attr-gap') || {}).innerText || '';"
+                           " return /gap/.test(t) && !/refining/.test(t); }", timeout=WAIT_MS)
+
+
 def set_look(page, dark: bool, presenter: bool) -> None:
     """The Dark look and presenter mode, as a lecturer sets them (each redraws every figure)."""
     if dark:
@@ -111,7 +117,7 @@ def open_why_views(page, shots=None) -> None:
     shots("lines", "#lines-caption", "#lines-html svg text.tq.q1")     # hovering a piece isolates its lines
     open_tab(page, "Attribution")
     page.click("#attr-btn")
-    page.wait_for_selector("#attr-gap:has-text('gap')", timeout=WAIT_MS)
+    attribution_done(page)
     plots_in(page, "attr-ig").wait_for(timeout=WAIT_MS)
     plots_in(page, "attr-agree").wait_for(timeout=WAIT_MS)
     shots("attribution", "#attr-gap")

@@ -4,7 +4,7 @@ labels aside), each tab's first figure in the top 600 px, at most two panels sid
 screen at a button's press (Escape brings it back). tests/test_presenter_figures.py checks the figures' JSON."""
 from __future__ import annotations
 
-from harness.browser import WAIT_MS, open_link, plots_in
+from harness.browser import WAIT_MS, attribution_done, open_link, plots_in
 
 LONG = ("When the students arrived at the lecture hall this morning, the professor had already written the "
         "equations of the attention mechanism on the board.")
@@ -96,7 +96,7 @@ def test_presenter_mode_writes_every_figures_text_at_28_px_in_every_tab(browser,
             page.get_by_role("tab", name="Attribution").click()
             page.locator("label:has-text('Gradient × input') input").first.check()
             page.click("#attr-btn")
-            page.wait_for_selector("#attr-gap:has-text('gap')", timeout=WAIT_MS)
+            attribution_done(page)
             page.click("#contrast-btn")
             page.wait_for_selector("#contrast-caption:has-text('step')", timeout=WAIT_MS)
             plots_in(page, "contrast-plot").wait_for(timeout=WAIT_MS)

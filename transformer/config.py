@@ -111,7 +111,7 @@ CELL_VALUES_MAX_PIECES = 14 # "inside one head" prints values in the cells up to
 
 
 # ------------------------------------------------------------------ "Why this word": attribution and vectors
-IG_STEPS = 32               # Integrated Gradients: equal intervals of the straight path from the baseline to start ...
+IG_STEPS = 4                # Integrated Gradients: equal intervals of the straight path from the baseline to start ...
 IG_MAX_STEPS = 1728         # ... the worst cut in three for each target until its gap is below IG_TOLERANCE, up to this
 IG_TOLERANCE = 0.02         # |Σ attributions − (f(input) − f(baseline))| ≤ 2 % of |f(input) − f(baseline)|
 IG_CUT_SHARE = 0.5          # each round cuts a target's worst intervals holding this share of its intervals' gaps

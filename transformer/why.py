@@ -35,6 +35,7 @@ class Attribution:
     tolerance: float = 0.0      # the completeness IG aimed at, as a share of |f(input) − f(baseline)|
     step: Optional[int] = None  # contrastive: the step (1-based) whose choice is explained ...
     rival: Optional[str] = None  # ... against this piece: f = log p(chosen) − log p(rival)
+    final: bool = True           # False: a first estimate, shown while Integrated Gradients refines it
 
     def __post_init__(self) -> None:
         if self.scores.shape != (len(self.tgt_pieces), len(self.src_pieces)):
@@ -80,6 +81,18 @@ class Attribution:
         return self.method == "integrated_gradients" and bool(
             np.all((np.abs(self.gap) <= GAP_FLOOR) | (self.target_gaps <= self.tolerance)))
 
+    @property
+    def unsettled(self) -> tuple[int, ...]:
+        """Targets (0-based) whose strongest source piece is not settled: the two largest |attributions| differ by
+        less than the target's remaining completeness gap, the size of the error the path's points leave."""
+        out = []
+        for t, row in enumerate(np.abs(self.scores)):
+            if row.size > 1:
+                a, b = np.sort(row)[-2:][::-1]
+                if a - b < abs(self.gap[t]):
+                    out.append(t)
+        return tuple(out)
+
     def to_dict(self) -> dict:
         """For the API: the matrix (target pieces × source pieces) and the completeness check."""
         return {"method": self.method, "baseline": self.baseline, "quantity": self.quantity, "steps": self.steps,
@@ -88,7 +101,8 @@ class Attribution:
                 "source_pieces": list(self.src_pieces), "target_pieces": list(self.tgt_pieces),
                 "matrix": np.round(self.scores, 6).tolist(), "f_input": np.round(self.f_input, 6).tolist(),
                 "f_baseline": np.round(self.f_baseline, 6).tolist(), "gap": np.round(self.gap, 6).tolist(),
-                "relative_gap": round(self.relative_gap, 6)}
+                "relative_gap": round(self.relative_gap, 6), "final": self.final,
+                "unsettled_targets": [t + 1 for t in self.unsettled]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Attribution":

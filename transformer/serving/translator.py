@@ -251,12 +251,13 @@ class Translator:
         return branch(self.model, self.tokenizer, self.source(text), step - 1, token, prefix, top_k, deadline_s)
 
     def attribution(self, text: str, method: str = "both", step: Optional[int] = None,
-                    rival: str = "", progress=None) -> tuple[TranslationTrace, list[Attribution]]:
+                    rival: str = "", progress=None, estimate=None) -> tuple[TranslationTrace, list[Attribution]]:
         """The greedy trace of `text` and its attribution by `method` (integrated_gradients, gradient_x_input or
         both): of every target piece's probability, or with `step` (1-based) and `rival` (a piece, "▁" optional)
         of log p(chosen) − log p(rival) at that step. Kept and shared like traces: computed once for everyone
         asking for the same sentence at the same time. `progress(done, total, what)`: how far the computation has
-        got (probes/attribution.py), told only to the caller that runs it."""
+        got (probes/attribution.py), told only to the caller that runs it; so is `estimate(attributions)`, the
+        methods' results so far while Integrated Gradients refines (gradient × input, one point, comes first)."""
         if method not in (*METHODS, "both"):
             raise ValueError(f"Unknown method {method!r}: use integrated_gradients, gradient_x_input or both.")
         trace = self.trace(text)
@@ -269,21 +270,25 @@ class Translator:
             step, rival_id = self.contrast_step(trace, step), self.rival_id(rival)
             if rival_id == trace.tgt_ids[step - 1]:
                 raise ValueError(f"«{rival}» is the piece the model chose at step {step}: pick a rival.")
-        out = []
-        for m in (METHODS if method == "both" else (method,)):
-            def make(m=m):
+        methods = METHODS if method == "both" else (method,)
+        done: dict = {}
+        for m in sorted(methods, key=lambda m: m == "integrated_gradients"):   # the one-point method first
+            told = None if estimate is None else (
+                lambda a: estimate([a if k == "integrated_gradients" else done[k] for k in methods if k in done
+                                    or k == "integrated_gradients"]))
+            def make(m=m, told=told):
                 try:
                     with self._computing, intra_op_threads(self.attribution_threads if self.device.type == "cpu"
                                                            else None):
                         return attribute(self.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
                                          trace.tgt_pieces, step=step, rival_id=rival_id,
                                          rival_piece=self.tokenizer.pieces([rival_id])[0] if rival_id else "",
-                                         progress=progress)
+                                         progress=progress, estimate=told)
                 finally:
                     release_freed_memory()   # the passes' activations are gone (a cache hit computes nothing)
             key = TraceKey.of(trace.source.text, self.checkpoint_id, method=m, step=step, rival=rival_id)
-            out.append(make() if self.attributions is None else self.attributions.get(key, make))
-        return trace, out
+            done[m] = make() if self.attributions is None else self.attributions.get(key, make)
+        return trace, [done[m] for m in methods]
 
     @staticmethod
     def contrast_step(trace: TranslationTrace, step) -> int:

@@ -49,7 +49,7 @@ def knockout_figure(r: KnockOutResult, dark: bool, font_size: int):
                  cliponaxis=False, customdata=tops,
                  hovertemplate="%{x}: p = %{y:.1%} knocked out; its first choice here: %{customdata}<extra></extra>")]
     layout = dict(barmode="group", xaxis=dict(title=dict(text="the original translation, step by step"), tickangle=-45,
-                                              type="category"),
+                                              **cat_ticks(labels)),
                   yaxis=dict(title=dict(text="p(original piece)"), range=[0, 1.18], tickformat=".0%"),
                   legend=dict(orientation="h", y=1, x=0.01, xanchor="left", yanchor="top", bgcolor="rgba(0,0,0,0)"))
     title = "Each original piece's probability, original (grey) and knocked out (red); → the knocked-out first choice"

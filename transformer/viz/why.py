@@ -219,10 +219,24 @@ def completeness_text(attrs: Sequence[Attribution]) -> str:
         if a.method != "integrated_gradients":
             parts.append(f"**{METHOD_TITLES[a.method]}**: {worst} (one point of the path: not meant to be complete; "
                          f"read it as a first-order sketch).")
+        elif not a.final:
+            parts.append(f"**{METHOD_TITLES[a.method]}: first estimate, refining…** {min(a.target_steps)}–{a.steps} "
+                         f"points on the path per piece so far ({worst}): the colours show the picture, the exact "
+                         f"values are still moving; this view is replaced when every piece's gap is under "
+                         f"{a.tolerance:.0%} of its change.")
         elif a.converged:
-            parts.append(f"**{METHOD_TITLES[a.method]}**: {min(a.target_steps)}–{a.steps} points on the path per "
-                         f"piece (more where its path changes fast, until its gap was under {a.tolerance:.0%} of its "
-                         f"change): {worst}. Complete: the colours add up to the change.")
+            unsettled = a.unsettled
+            head = (f"**{METHOD_TITLES[a.method]}**: {min(a.target_steps)}–{a.steps} points on the path per "
+                    f"piece (more where its path changes fast, until its gap was under {a.tolerance:.0%} of its "
+                    f"change): {worst}.")
+            if not unsettled:
+                parts.append(f"{head} Complete: the colours add up to the change, and every piece's strongest "
+                             f"source piece leads by more than the remaining error.")
+            else:
+                steps = ", ".join(f"{t + 1} ({a.tgt_pieces[t]})" for t in unsettled[:6]) + (" …" if len(unsettled) > 6 else "")
+                parts.append(f"{head} Within tolerance, but not settled everywhere: for {len(unsettled)} of "
+                             f"{len(a.gap)} pieces the two strongest source pieces differ by less than the remaining "
+                             f"error (steps {steps}), so which of them moved the piece most is not decided.")
         else:
             off = int(np.sum((a.target_gaps > a.tolerance) & (np.abs(a.gap) > 1e-4)))
             parts.append(f"**{METHOD_TITLES[a.method]}: approximate.** After {a.steps} points on the path (the cap), "

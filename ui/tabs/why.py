@@ -3,6 +3,11 @@
 """
 from __future__ import annotations
 
+import contextvars
+import queue
+import threading
+import time
+
 import gradio as gr
 
 from transformer import params
@@ -91,26 +96,67 @@ def progress_bar(progress):
     return lambda done, total, what: progress((done, total), desc=what, unit="target × point rows")
 
 
-def computed(translator: Translator, english, method, step=None, rival="", progress=None):
+def computed(translator: Translator, english, method, step=None, rival="", progress=None, estimate=None):
     """(trace, attributions) from the translator's shared cache, or a gr.Error with the reason."""
     try:
         english = params.text(english, "English sentence")
         if not english.strip():
             raise gr.Error("Type an English sentence first.", print_exception=False)
         return translator.attribution(english, params.text(method, "method") or "both", step,
-                                      params.text(rival, "rival piece"), progress=progress_bar(progress))
+                                      params.text(rival, "rival piece"), progress=progress_bar(progress),
+                                      estimate=estimate)
     except ValueError as e:                 # the user's mistake (a limit, a wrong piece): no traceback in the log
         raise gr.Error(str(e), print_exception=False)
 
 
-def run_attribution(translator: Translator):
-    def attribution_api(english, method, progress=gr.Progress()):
+def attribution_endpoint(translator: Translator):
+    def attribution_api(english: str, method: str) -> dict:
         """Attribution of each target piece's probability to the source pieces: JSON with the matrix
         (target pieces × source pieces) and the completeness gap; method: integrated_gradients,
         gradient_x_input or both."""
-        trace, attrs = computed(translator, english, method, progress=progress)
-        return {"trace": trace, "attributions": attrs}, attribution_json(trace, attrs)
+        return attribution_json(*computed(translator, english, method))
     return attribution_api
+
+
+ESTIMATE_EVERY_S = 1.5      # a first estimate at once, then at most one redraw this often while IG refines
+
+
+def progressive_attribution(translator: Translator, draw):
+    """The page's Compute: the attribution drawn as soon as a first estimate of every piece exists (Integrated
+    Gradients' first pass; seconds for a 30-word sentence), redrawn in place as it refines, then the final result.
+    The computation runs in a thread of its own (with this event's context: its progress bar) and hands each
+    estimate over; the answer is a generator, which Gradio streams to the page."""
+    def attribution_on_page(english, method, layer_v, *look, progress=gr.Progress()):
+        results: queue.Queue = queue.Queue()
+        last = [-1e9]
+
+        def estimate(attrs):
+            now = time.monotonic()
+            if now - last[0] >= ESTIMATE_EVERY_S:
+                last[0] = now
+                results.put(("estimate", attrs))
+
+        def work():
+            try:
+                results.put(("final", computed(translator, english, method, progress=progress, estimate=estimate)))
+            except BaseException as e:  # noqa: BLE001 - handed to the event, which raises it for the user
+                results.put(("error", e))
+        threading.Thread(target=contextvars.copy_context().run, args=(work,), daemon=True,
+                         name="attribution").start()
+        trace = None
+        while True:
+            kind, value = results.get()
+            if kind == "error":
+                raise value
+            if kind == "final":
+                trace, attrs = value
+            else:
+                trace, attrs = trace or translator.trace(english), value
+            res = {"trace": trace, "attributions": attrs}
+            yield (res, attribution_json(trace, attrs), *draw(res, layer_v, *look))
+            if kind == "final":
+                return
+    return attribution_on_page
 
 
 def contrast_api(translator: Translator):
@@ -167,10 +213,12 @@ def build_attribution_view(page: Page) -> list:
                           lambda: why_views.attribution_views(res["trace"], attrs, int(layer_v or 1), lk))
 
     ins = [result, layer, *page.look]
-    btn.click(run_attribution(page.translator), [page.english, method], [result, numbers], api_name="attribution",
+    btn.click(progressive_attribution(page.translator, draw_attribution), [page.english, method, layer, *page.look],
+              [result, numbers, gap, *plots], api_name="attribution_on_page", api_visibility="undocumented",
               concurrency_id="attribution", concurrency_limit=APP_ATTRIBUTION_CONCURRENCY, show_progress="full",
-              show_progress_on=[plots[0], plots[1]]).then(   # the queue position, then the bar, over the maps
-        draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
+              show_progress_on=[plots[0], plots[1]])   # the queue position, then the bar, over the maps
+    gr.api(attribution_endpoint(page.translator), api_name="attribution", concurrency_id="attribution",
+           concurrency_limit=APP_ATTRIBUTION_CONCURRENCY)
     for c in (layer, *page.look):
         c.change(draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
     return build_contrast_view(page, method, layer, result, numbers)
