@@ -19,6 +19,7 @@ from transformer.config import IG_MAX_STEPS, IG_STEPS
 from transformer.probes.attribution import attribute, target_function
 from transformer.probes.vectors import head_vectors, input_parts
 from transformer.trace import KINDS
+from transformer.why import Attribution
 from transformer.viz import views
 from transformer.viz import why as why_views
 
@@ -410,3 +411,39 @@ def test_an_attribution_may_use_more_threads_and_puts_the_setting_back(tiny_mode
         1 / 0
     assert torch.get_num_threads() == before                   # put back when the computation fails too
     np.testing.assert_allclose(more.scores, one.scores, rtol=1e-10, atol=1e-12)
+
+
+def test_a_first_estimate_comes_before_the_refined_result_and_changes_nothing(tiny_model, monkeypatch):
+    """Integrated Gradients hands over its result after the first pass and each round (final=False), every target
+    in it; the final result is the same with or without anyone listening, and each estimate's numbers are what
+    the refinement had at that point (the last one is no worse than the first)."""
+    import transformer.probes.attribution as A
+    model = tiny_model.eval().double()
+    monkeypatch.setattr(A, "GAP_FLOOR", 1e-12)
+    args = ([5, 9, 11, 7, 3], [6, 12, 8, 3], "integrated_gradients", ["x"] * 5, ["y"] * 4)
+    seen = []
+    told = attribute(model, *args, steps=2, tolerance=1e-6, estimate=seen.append)
+    alone = attribute(model, *args, steps=2, tolerance=1e-6)
+    np.testing.assert_array_equal(told.scores, alone.scores)
+    assert told.final and len(seen) >= 2 and not any(s.final for s in seen)
+    assert all(s.scores.shape == told.scores.shape for s in seen)
+    assert seen[0].steps == 2 and seen[-1].steps <= told.steps
+    assert np.abs(seen[-1].gap).max() <= np.abs(seen[0].gap).max()
+    assert "first estimate" in why_views.completeness_text([seen[0]])
+    assert "first estimate" not in why_views.completeness_text([told])
+
+
+def test_a_ranking_within_the_remaining_error_is_not_called_settled():
+    """The strongest source piece of a target is settled only when it leads the second by more than the target's
+    completeness gap; the text then says "Complete", else names the steps whose order is open."""
+    scores = np.array([[0.50, 0.10, 0.05], [0.30, 0.29, 0.01]])
+    f_in, f_base = np.array([0.655, 0.62]), np.zeros(2)           # gaps: 0.005 and 0.02
+    a = Attribution("integrated_gradients", scores, f_in, f_base, 8, "zero", ("a", "b", "c"), ("x", "y"),
+                    target_steps=(8, 8), tolerance=0.05)
+    assert a.converged and a.unsettled == (1,)
+    text = why_views.completeness_text([a])
+    assert "not settled" in text and "2 (y)" in text and "Complete" not in text
+    settled = Attribution("integrated_gradients", scores, np.array([0.655, 0.60]), f_base, 8, "zero",
+                          ("a", "b", "c"), ("x", "y"), target_steps=(8, 8), tolerance=0.05)
+    assert settled.unsettled == () and "Complete" in why_views.completeness_text([settled])
+    assert a.to_dict()["unsettled_targets"] == [2]
