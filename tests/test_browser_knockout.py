@@ -115,3 +115,31 @@ def test_knock_it_out_on_a_phone(browser, app_url):
         assert overprinted(labels) == [], (fig, overprinted(labels)[:5])
     assert small_targets(page) == []
     context.close()
+
+
+def test_the_room_sees_the_presenters_knock_out(browser, app_url):
+    """In a live lecture the presenter's knock-out and ranking reach a follower's phone: what is switched off, the
+    new translation, the heads map; "Explore on my own" opens the full app on the same knock-out."""
+    presenter = presenter_page(browser, app_url, text=CAT)
+    presenter.locator("#live-start").click()
+    presenter.wait_for_selector("#live-panel .live-code", timeout=WAIT_MS)
+    code = presenter.locator("#live-panel .live-code").inner_text().strip()
+    presenter.locator("#live-panel .live-fold").click()            # projected, then folded to its line
+    open_knockout(presenter)
+    shown = knock_out(presenter, "cross L1, cross L2, cross L3")
+    presenter.click("#ko-rank-btn")
+    plots_in(presenter, "ko-rank-plot").wait_for(timeout=WAIT_MS)
+    context = browser.new_context(**PHONE)
+    phone = context.new_page()
+    phone.goto(app_url + f"?follow={code}")
+    phone.wait_for_selector("#view-where:has-text('switched off: cross L1, cross L2, cross L3')", timeout=WAIT_MS)
+    phone.locator("#parts [data-id=ko-rank-plot].js-plotly-plot").wait_for(timeout=WAIT_MS)
+    knocked = phone.locator("#parts [data-id=ko-result]").inner_text()
+    assert knocked.split("knocked out")[-1].strip()[:20] in shown
+    phone.click("#follow-explore")
+    plots_in(phone, "ko-plot").wait_for(timeout=WAIT_MS)
+    phone.wait_for_selector("#ko-result .knockout-result", timeout=WAIT_MS)
+    assert "changed from step 1" in phone.locator("#ko-result").inner_text()
+    presenter.click("#live-end")
+    presenter.close()
+    context.close()

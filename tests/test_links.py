@@ -67,3 +67,17 @@ def test_notes_that_quote_a_links_values_never_carry_its_html():
     assert notes and any("<a href=//ev.il>" in n for n in notes)   # the values are quoted: the test has teeth
     shown = notes_html(notes)
     assert "<a " not in shown and "<img" not in shown and "&lt;a href=//ev.il&gt;" in shown
+
+
+def test_knock_it_outs_values_travel_in_a_link_checked():
+    from transformer.viz.links import parse_query, query_string
+    q, notes = parse_query({"text": "Hi.", "tab": "knockout", "knockout": "CROSS l3 h6 ,enc L2 ffn", "method": "mean",
+                            "rank": "2", "b": "Meanwhile, hi.", "at": "0", "piece": "▁il"}, ["steps", "knockout"],
+                           "x", "steps")
+    assert not notes and (q.knockout, q.method, q.rank, q.b, q.at, q.piece) == (
+        "cross L3 H6, enc L2 ffn", "mean", 2, "Meanwhile, hi.", 0, "▁il")
+    link = query_string(q.text, q.tab, knockout=q.knockout, method=q.method, rank=q.rank, b=q.b, at=q.at,
+                        piece=q.piece)
+    assert "b=Meanwhile%2C+hi." in link and "rank=2" in link          # a sentence that starts "Mean…" stays itself
+    q, notes = parse_query({"knockout": "a nose", "method": "half", "rank": "-1", "at": "²"}, ["steps"], "x", "steps")
+    assert (q.knockout, q.method, q.rank, q.at) == (None, None, None, None) and len(notes) == 4

@@ -444,6 +444,32 @@ def test_every_tab_reaches_a_follower_with_figures_the_vendored_plotly_draws(bun
     assert types and types <= {"scatter", "bar", "heatmap"}, types     # plotly.js-cartesian-dist-min's own
 
 
+def test_a_knock_out_and_a_patching_reach_a_follower_as_the_presenter_ran_them(bundled_checkpoint):
+    """Knock it out's view carries its parts, method, ranking and sentence B as link values: a follower's page draws
+    the same knock-out (the same numbers as the Translator's), the ranking and the patching maps, and says what is
+    switched off; a part list a link cannot mean is named, never an error."""
+    import json
+    from pathlib import Path
+    from transformer.causal import parse_parts
+    from transformer.serving.translator import Translator
+    from ui.demo import build_demo
+    from ui.follow import Look
+    tr = Translator(str(bundled_checkpoint), "cpu")
+    build = build_demo(tr, Path(bundled_checkpoint)).frames.build
+    wide = "The animal didn't cross the street because it was too wide."
+    view = json.loads(build({"text": wide, "tab": "knockout", "knockout": "cross L1, cross L2, cross L3",
+                             "rank": "0", "b": "The animal didn't cross the street because it was too tired."},
+                            Look(narrow=True)))
+    assert "error" not in view and "switched off: cross L1, cross L2, cross L3 (zero)" in view["where"]
+    parts = {p["id"]: p for p in view["parts"]}
+    expected = tr.knock_out(wide, parse_parts("cross L1, cross L2, cross L3"))
+    assert expected.text in parts["ko-result"]["html"].replace("&#x27;", "'").replace("&#39;", "'")
+    assert {"ko-plot", "ko-rank-plot", "ko-scatter", "ko-patch-plot", "ko-patch-parts", "ko-patch-heads"} <= set(parts)
+    assert "patch-result" in parts["ko-patch-result"]["html"]
+    bad = json.loads(build({"text": wide, "tab": "knockout", "knockout": "the whole brain"}, Look()))
+    assert "error" not in bad and "ko-plot" in {p["id"] for p in bad["parts"]}
+
+
 def test_a_presenters_next_and_tab_reach_the_room_from_the_click_handler(bundled_checkpoint):
     """The server's handler of Next (and of opening a tab) publishes the move itself, before the presenter's page
     has the new step: a room's followers need not wait for the presenter's own drawing."""

@@ -120,6 +120,10 @@ class FollowerViews:
         if by_key.get("head") is not None and by_key.get("mode") in (None, "head"):
             head = str(by_key["head"])
             words.append(head if head.startswith("mean") else f"head {head}")
+        if by_key.get("knockout"):                        # Knock it out's
+            words.append(f"switched off: {by_key['knockout']} ({by_key.get('method') or 'zero'})")
+        if by_key.get("b"):
+            words.append(f"patched from: {by_key['b']}")
         return " · ".join(words)
 
     @staticmethod

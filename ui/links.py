@@ -53,7 +53,13 @@ def link_updates(page: Page, q: links.ViewQuery, tab: Optional[TabView], trace) 
             out[tab_link["variant"]] = q.variant
         else:
             notes.append(f"The variant '{q.variant}' is not bundled here: showing the default.")
+    for key in CAUSAL_KEYS:                               # Knock it out's: its states take them as they are
+        if key in tab_link and getattr(q, key) is not None:
+            out[tab_link[key]] = getattr(q, key)
     return out, notes, q.step
+
+
+CAUSAL_KEYS = ("knockout", "method", "rank", "b", "at", "piece")
 
 
 def link_loader(translator: Translator, page: Page, tabs: list[TabView]):

@@ -161,7 +161,7 @@ def patch_residual_figure(pm: PatchMap, dark: bool, font_size: int):
 
 def patch_parts_figure(pm: PatchMap, dark: bool, font_size: int):
     """Every sub-layer (rows: layers; columns: its kind) and every head (layers × heads), each copied alone from B."""
-    sub_rows, sub_cols = [], ["self-attention", "cross-attention", "feed-forward"]
+    sub_rows, sub_cols = [], ["self-attn.", "cross-attn.", "feed-fwd"]
     z_sub = []
     for stack, parts in pm.stack_parts.items():
         for n in range(pm.sublayer_p[stack].shape[0]):
@@ -176,7 +176,8 @@ def patch_parts_figure(pm: PatchMap, dark: bool, font_size: int):
                 colorscale=colorscale_for(SIGNED_SCALE, dark), xgap=1, ygap=1,
                 hovertemplate="%{y} %{x} from B: restored %{z:.0%}<extra></extra>",
                 colorbar=dict(title=dict(text="restored"), thickness=14, tickformat=".0%"))
-    layout = dict(xaxis=dict(type="category", side="bottom"), yaxis=dict(type="category", autorange="reversed"),
+    layout = dict(xaxis=dict(side="bottom", title=dict(text="sub-layer"), **cat_ticks(sub_cols)),
+                  yaxis=dict(type="category", autorange="reversed"),
                   plot_bgcolor="rgba(128,128,128,0.45)")    # grey: the encoder has no cross-attention
     title = f"Each sub-layer's output copied from B (every position): p({esc(pm.piece)}) restored towards B"
     return fast_figure([heat], layout, dark, font_size, heatmap_height(len(sub_rows) + 1, sub_cols, font_size), title)

@@ -10,12 +10,14 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Optional, Sequence
 from urllib.parse import urlencode
 
+from ..causal import MAX_PARTS_TEXT, METHODS, parse_parts, parts_text
 from ..config import MAX_INPUT_CHARS
 from ..trace import KINDS
 from ..variants import VARIANTS
 from .figure import COLORSCALES
 
-LINK_KEYS = ("text", "tab", "step", "kind", "layer", "head", "mode", "scale", "variant")
+LINK_KEYS = ("text", "tab", "step", "kind", "layer", "head", "mode", "scale", "variant",
+             "knockout", "method", "rank", "b", "at", "piece")   # the last six: Knock it out's (causal.py)
 MODES = ("head", "mean", "rollout")     # the explorer's "Show": one head, the mean over heads, rollout
 MEAN = "mean"
 
@@ -33,6 +35,17 @@ class ViewQuery:
     mode: Optional[str] = None      # the explorer's: "head", "mean" or "rollout"
     scale: Optional[str] = None     # the colour scale (figure.COLORSCALES)
     variant: Optional[str] = None   # the Compare view's variant (transformer/variants.py)
+    knockout: Optional[str] = None  # Knock it out: the parts switched off ("cross L3 H6, enc L2 ffn")
+    method: Optional[str] = None    # ... zeroed or mean-replaced
+    rank: Optional[int] = None      # ... every head ranked: for the whole translation (0) or one step's piece
+    b: Optional[str] = None         # ... patching: sentence B
+    at: Optional[int] = None        # ... the step read (0: the first where A's and B's translations differ)
+    piece: Optional[str] = None     # ... the piece read (empty: A's there)
+
+
+def _whole(value: str) -> Optional[int]:
+    v = str(value).strip()
+    return int(v) if v.isascii() and v.isdigit() and len(v) <= 4 else None
 
 
 def _positive_int(value: str) -> Optional[int]:
@@ -82,8 +95,34 @@ def parse_query(params: Mapping[str, str], tabs: Sequence[str], default_text: st
     if variant is not None and variant not in VARIANTS:
         notes.append(f"The link's variant={get('variant')[:40]} is not one of {', '.join(VARIANTS)}: using the default.")
         variant = None
+    causal, more = causal_query(get)
     return ViewQuery(text or default_text, tab, values.get("step"), kind, values.get("layer"), head, mode, scale,
-                     variant), notes
+                     variant, **causal), notes + more
+
+
+def causal_query(get) -> tuple[dict, list[str]]:
+    """Knock it out's values, each checked (a part list as causal.parse_parts reads it); notes for the wrong ones."""
+    out, notes = {}, []
+    if get("method"):
+        out["method"] = get("method").lower() if get("method").lower() in METHODS else None
+        if out["method"] is None:
+            notes.append(f"The link's method={get('method')[:40]} is not zero or mean: using zero.")
+    if get("knockout"):
+        try:
+            ko = parse_parts(get("knockout")[:MAX_PARTS_TEXT], out.get("method") or "zero")
+            out["knockout"] = parts_text(ko) or None
+        except ValueError as e:
+            notes.append(f"The link's knockout: {e}")
+    for key in ("rank", "at"):
+        if get(key):
+            out[key] = _whole(get(key))
+            if out[key] is None:
+                notes.append(f"The link's {key}={get(key)[:40]} is not a whole number: left out.")
+    if get("b"):
+        out["b"] = get("b")[:MAX_INPUT_CHARS]
+    if get("piece"):
+        out["piece"] = get("piece")[:100]
+    return out, notes
 
 
 def fit_ranges(q: ViewQuery, n_steps: int, n_layers: int, n_heads: int, mean_allowed: bool = True
@@ -112,7 +151,8 @@ def view_params(text: str, tab: str, **view) -> dict[str, str]:
     for key in LINK_KEYS[2:]:
         value = view.get(key)
         if value is not None and str(value) != "":
-            value = MEAN if str(value).lower().startswith(MEAN) else value
+            if key == "head":
+                value = MEAN if str(value).lower().startswith(MEAN) else value
             params[key] = str(int(value)) if isinstance(value, float) else str(value)
     return params
 

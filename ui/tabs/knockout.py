@@ -3,6 +3,9 @@ what the translation loses without it; patch parts of a second sentence's run in
 """
 from __future__ import annotations
 
+import functools
+import html
+
 import gradio as gr
 import numpy as np
 
@@ -95,6 +98,37 @@ def importance_extras(translator: Translator, trace, text: str) -> dict:
     return dict(entropy=entropy, labels=labels, agreement=agreement)
 
 
+def error_html(message: str) -> str:
+    return f'<div class="knockout-result"><p><b>{html.escape(message)}</b></p></div>'
+
+
+class CausalCache:
+    """The experiments of the sentences asked lately, computed once for everyone (a room's followers, a change of
+    look, the page's redraws): (result, None) or (None, the reason it could not run). Bounded; results are small."""
+
+    def __init__(self, translator: Translator, size: int = 32) -> None:
+        self.tr = translator
+        self.knock_out = functools.lru_cache(size)(self._knock_out)
+        self.importance = functools.lru_cache(size)(self._importance)
+        self.patching = functools.lru_cache(size)(self._patching)
+
+    def _knock_out(self, text: str, parts: str, method: str):
+        try:
+            return self.tr.knock_out(text, causal.parse_parts(parts, method)), None
+        except ValueError as e:
+            return None, str(e)
+
+    def _importance(self, text: str, method: str):
+        hi = self.tr.head_importance(text, method)
+        return hi, importance_extras(self.tr, self.tr.trace(text), text)
+
+    def _patching(self, text: str, b: str, step: int, piece: str):
+        try:
+            return self.tr.patching(text, b, step or None, piece), None
+        except ValueError as e:
+            return None, str(e)
+
+
 def build_knockout_tab(page: Page) -> TabView:
     tr = page.translator
     gr.Markdown("Switch parts of the model off for the sentence above and translate again: attention shows where "
@@ -151,44 +185,53 @@ def build_knockout_tab(page: Page) -> TabView:
     code_panel(knockout.EditedRun.attention, knockout.EditedRun.sublayer, knockout.knockout_edits,
                knockout.head_importance, patching.patching)
 
-    ko_state, rank_state, patch_state = gr.State(None), gr.State(None), gr.State(None)
-
-    def fresh(res, trace) -> bool:
-        return res is not None and trace is not None and res["text"] == trace.source.text
+    # What is shown, as plain values (a link and a live room carry them, and everyone who asks for the same draws
+    # it once: the draw computes through the caches below): the parts applied, the rank's target (None: not
+    # ranked; 0: the whole translation), sentence B, the step and piece read. The method is the radio's.
+    applied, ranked = gr.State(""), gr.State(None)
+    other_b, at, at_piece = gr.State(""), gr.State(0), gr.State("")
+    cached = CausalCache(tr)
 
     @safe_view
-    def draw_knockout(trace, ko_v, rank_v, target_v, patch_v, look, large, scale, narrow=False):
+    def draw_knockout(trace, parts_v, method_v, rank_v, b_v, at_v, piece_v, look, large, scale, narrow=False):
         lk = look_of(look, large, scale, narrow)
         note = lambda text: empty_figure(text, lk.dark, lk.font)   # noqa: E731
-        if fresh(ko_v, trace):
-            r = ko_v["result"]
-            ko = (causal_views.knockout_html(r), causal_views.knockout_figure(r, lk.dark, lk.font))
-        else:
-            ko = ("", note("Add the parts to switch off, then press Knock out and translate."))
-        if fresh(rank_v, trace):
-            hi, ex = rank_v["result"], rank_v["extras"]
-            step = None if int(target_v or 0) == WHOLE else min(int(target_v), len(hi.tgt_pieces))
-            ranked = (causal_views.importance_caption(hi, step), causal_views.importance_figure(hi, step, lk.dark, lk.font),
-                      causal_views.importance_scatter(hi, step, ex["entropy"], ex["agreement"], lk.dark, lk.font),
-                      causal_views.importance_table(hi, step, ex["entropy"], ex["labels"], ex["agreement"]))
-        else:
-            ranked = ("", note("Press Rank every head."), note("Press Rank every head."), [])
-        if fresh(patch_v, trace):
-            pm = patch_v["result"]
-            patched = (causal_views.patch_html(pm), causal_views.patch_residual_figure(pm, lk.dark, lk.font),
-                       causal_views.patch_parts_figure(pm, lk.dark, lk.font),
-                       causal_views.patch_heads_figure(pm, lk.dark, lk.font))
-        else:
-            patched = ("", *(note("Type sentence B and press Patch.") for _ in range(3)))
-        return (*ko, *ranked, *patched)
+        text, method_v = (trace.source.text if trace is not None else ""), method_v or "zero"
+        ko = ("", note("Add the parts to switch off, then press Knock out and translate."))
+        ranked_out = ("", note("Press Rank every head."), note("Press Rank every head."), [])
+        patched = ("", *(note("Type sentence B and press Patch.") for _ in range(3)))
+        if trace is None:
+            return (*ko, *ranked_out, *patched)
+        if parts_v:
+            r, error = cached.knock_out(text, parts_v, method_v)
+            ko = (causal_views.knockout_html(r), causal_views.knockout_figure(r, lk.dark, lk.font)) if r else \
+                (error_html(error), note("This knock-out could not be run."))
+        if rank_v is not None:
+            hi, ex = cached.importance(text, method_v)
+            step = None if int(rank_v) == WHOLE else min(int(rank_v), len(hi.tgt_pieces))
+            ranked_out = (causal_views.importance_caption(hi, step),
+                          causal_views.importance_figure(hi, step, lk.dark, lk.font),
+                          causal_views.importance_scatter(hi, step, ex["entropy"], ex["agreement"], lk.dark, lk.font),
+                          causal_views.importance_table(hi, step, ex["entropy"], ex["labels"], ex["agreement"]))
+        if b_v:
+            pm, error = cached.patching(text, b_v, int(at_v or 0), piece_v or "")
+            patched = ((causal_views.patch_html(pm), causal_views.patch_residual_figure(pm, lk.dark, lk.font),
+                        causal_views.patch_parts_figure(pm, lk.dark, lk.font),
+                        causal_views.patch_heads_figure(pm, lk.dark, lk.font)) if pm else
+                       (error_html(error), *(note("This patching could not be run.") for _ in range(3))))
+        return (*ko, *ranked_out, *patched)
 
-    def fit_steps(trace, target_v=WHOLE, step_v=0):
+    def fit_steps(trace, target_v=WHOLE, step_v=0, ranked_v=None):
+        """A new sentence: its steps to choose from; a ranking stays on (for the whole translation), a knock-out
+        stays applied, a patching's sentence B goes (it was A's with one word changed)."""
         steps = [] if trace is None else [(f"step {i}: {p}", i) for i, p in enumerate(trace.tgt_pieces, 1)]
         return (gr.update(choices=[("the whole translation", WHOLE), *steps], value=WHOLE),
-                gr.update(choices=[FIRST_DIFFERENCE, *steps], value=0))
+                gr.update(choices=[FIRST_DIFFERENCE, *steps], value=0), None if ranked_v is None else WHOLE, "")
 
     outputs = [ko_html, ko_plot, rank_text, rank_plot, scatter, table, patch_html, patch_plot, patch_parts, patch_heads]
-    tab = TabView(draw_knockout, [ko_state, rank_state, target, patch_state], outputs, [Fit(fit_steps, [target, pstep], [target, pstep])])
+    tab = TabView(draw_knockout, [applied, method, ranked, other_b, at, at_piece], outputs,
+                  [Fit(fit_steps, [target, pstep, ranked], [target, pstep, ranked, other_b])])
+    tab.link = dict(knockout=applied, method=method, rank=ranked, b=other_b, at=at, piece=at_piece)
 
     def user_error(fn):
         def wrapper(*args):
@@ -198,36 +241,50 @@ def build_knockout_tab(page: Page) -> TabView:
                 raise gr.Error(str(e), print_exception=False) from None
         return wrapper
 
+    def shown(trace) -> str:
+        if trace is None:
+            raise ValueError("Translate a sentence first.")
+        return trace.source.text
+
     @user_error
-    def run_knockout(english, parts_v, method_v):
+    def apply_knockout(trace, parts_v, method_v):
         ko = causal.parse_parts(parts_v or "", method_v or "zero")
         if ko.empty:
             raise ValueError("Add at least one part to switch off (or type one, e.g. cross L3 H6).")
-        r = tr.knock_out(english, ko)
-        return {"text": tr.source(english).text, "result": r}
+        parts_v = causal.parts_text(ko)
+        r, error = cached.knock_out(shown(trace), parts_v, ko.method)   # computed here, drawn from the cache
+        if r is None:
+            raise ValueError(error)
+        return parts_v, parts_v
 
     @user_error
-    def run_rank(english, method_v):
-        hi = tr.head_importance(english, method_v or "zero")
-        trace = tr.trace(english)
-        return {"text": trace.source.text, "result": hi, "extras": importance_extras(tr, trace, english)}
+    def apply_rank(trace, method_v, target_v):
+        cached.importance(shown(trace), method_v or "zero")
+        return int(target_v or WHOLE)
 
     @user_error
-    def run_patch(english, other_v, step_v, piece_v):
-        pm = tr.patching(english, other_v, int(step_v or 0) or None, piece_v or "")
-        return {"text": tr.source(english).text, "result": pm}
+    def apply_patch(trace, b_v, step_v, piece_v):
+        b_v = params.text(b_v, "sentence B").strip()
+        if not b_v:
+            raise ValueError("Type sentence B: the sentence above with one word changed.")
+        pm, error = cached.patching(shown(trace), b_v, int(step_v or 0), piece_v or "")
+        if pm is None:
+            raise ValueError(error)
+        return b_v, int(step_v or 0), piece_v or ""
 
     quiet = dict(api_visibility="undocumented")
     draw = dict(fn=tab.draw, inputs=tab.inputs(page), outputs=outputs, concurrency_id="draw", **quiet)
     add.click(add_part, [parts, part, layer, head], parts, queue=False, **quiet)
-    clear.click(lambda: ("", None), None, [parts, ko_state], queue=False, **quiet).then(**draw)
-    gr.on([run.click, parts.submit], run_knockout, [page.english, parts, method], ko_state, concurrency_id="model",
-          **quiet).success(**draw)
-    rank.click(run_rank, [page.english, method], rank_state, concurrency_id="model", **quiet).success(**draw)
-    target.change(**draw)
+    clear.click(lambda: ("", ""), None, [parts, applied], queue=False, **quiet).then(**draw)
+    gr.on([run.click, parts.submit], apply_knockout, [page.trace, parts, method], [applied, parts],
+          concurrency_id="model", **quiet).success(**draw)
+    rank.click(apply_rank, [page.trace, method, target], ranked, concurrency_id="model", **quiet).success(**draw)
+    target.input(lambda r, t: None if r is None else int(t or WHOLE), [ranked, target], ranked, queue=False,
+                 **quiet).then(**draw)
+    method.input(**draw)
     classic.click(lambda: (CLASSIC_A, CLASSIC_B), None, [page.english, other], queue=False, **quiet).then(
         None, js="() => document.getElementById('translate-btn').click()", **quiet)   # A on screen, then patch
-    gr.on([patch_btn.click, other.submit], run_patch, [page.english, other, pstep, piece], patch_state,
+    gr.on([patch_btn.click, other.submit], apply_patch, [page.trace, other, pstep, piece], [other_b, at, at_piece],
           concurrency_id="model", **quiet).success(**draw)
     gr.api(knockout_api(tr), api_name="knockout", concurrency_id="model")
     gr.api(importance_api(tr), api_name="head_importance", concurrency_id="model")
