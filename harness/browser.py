@@ -58,6 +58,18 @@ def open_other_views(page) -> None:
     plots_in(page, "inside-plot").wait_for(timeout=WAIT_MS)
 
 
+def run_knockout(page, parts: str = "cross L1, cross L2, cross L3") -> None:
+    """On Knock it out: switch `parts` off and rank every head, each drawn (the tab open)."""
+    page.locator("#ko-parts textarea, #ko-parts input").first.fill(parts)
+    page.click("#ko-btn")
+    page.wait_for_selector("#ko-result .knockout-result", timeout=WAIT_MS)
+    page.click("#ko-rank-btn")
+    page.wait_for_selector("#ko-rank-text:has-text('heads knocked out alone')", timeout=WAIT_MS)
+    plots_in(page, "ko-rank-plot").wait_for(timeout=WAIT_MS)
+    page.evaluate("() => window.scrollTo(0, 0)")
+    time.sleep(SETTLE_S)
+
+
 def attribution_done(page) -> None:
     """Until the attribution's final result is drawn (a first estimate says "refining" while it is shown)."""
     page.wait_for_function("() => { const t = (document.querySelector('#attr-gap') || {}).innerText || '';"

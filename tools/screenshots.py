@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.app import start_app, stop_app  # noqa: E402
 from harness.browser import (CHROMIUM, FLAGS, SENTENCE, SETTLE_S, TABS, VIEWPORT, open_link,  # noqa: E402
-                                   open_other_views, set_look, show_tab, translate_and_step)
+                                   open_other_views, run_knockout, set_look, show_tab, translate_and_step)
 SIZES = [(1920, 1080, True), (1280, 800, False), (390, 844, False)]     # width, height, presenter mode
 LONG_SENTENCE = ("When the students arrived at the lecture hall this morning, the professor had already written the "
                  "equations of the attention mechanism on the board.")
@@ -38,6 +38,8 @@ def every_view(browser, url: str, out: Path, tabs=TABS) -> list[Path]:
             set_look(page, dark, presenter)
             for tab in tabs:
                 show_tab(page, tab)
+                if tab == "knockout":
+                    run_knockout(page)                    # its views drawn, not their "press …" notes
                 name = f"{width}x{height}-{'dark' if dark else 'light'}{'-presenter' if presenter else ''}-{tab}.png"
                 page.screenshot(path=str(out / name), full_page=width < 600)
                 written.append(out / name)

@@ -150,7 +150,7 @@ def build_knockout_tab(page: Page) -> TabView:
         with gr.Column(scale=1, min_width=180):
             run = gr.Button("Knock out and translate", variant="primary", elem_id="ko-btn")
             clear = gr.Button("Clear", size="sm", elem_id="ko-clear")
-    ko_html = gr.HTML(elem_id="ko-result")
+    ko_html = gr.HTML(elem_id="ko-result")            # the two translations, whole, above their figure
     ko_plot = gr.Plot(show_label=False, label="The original translation through the knocked-out model", elem_id="ko-plot")
 
     gr.Markdown("**Which heads matter?** Every head knocked out alone (the method above), one batched pass: how much "
