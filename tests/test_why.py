@@ -447,3 +447,22 @@ def test_a_ranking_within_the_remaining_error_is_not_called_settled():
                           ("a", "b", "c"), ("x", "y"), target_steps=(8, 8), tolerance=0.05)
     assert settled.unsettled == () and "Complete" in why_views.completeness_text([settled])
     assert a.to_dict()["unsettled_targets"] == [2]
+
+
+def test_the_translator_hands_estimates_only_to_the_caller_that_computes(tiny_translator, monkeypatch):
+    """With "both", gradient × input comes first and rides along, final, with each Integrated Gradients estimate
+    (in the methods' order); the result is the same as without listening; a second caller, answered from the
+    cache, is told nothing before its answer."""
+    import transformer.probes.attribution as A
+    monkeypatch.setattr(A, "GAP_FLOOR", 1e-12)              # this tiny model's changes are small: refine on
+    text = "seven eight nine ten"
+    told = []
+    trace, attrs = tiny_translator.attribution(text, "both", estimate=told.append)
+    assert [a.method for a in attrs] == ["integrated_gradients", "gradient_x_input"] and attrs[0].final
+    assert told, "no estimate came while Integrated Gradients refined"
+    for estimate in told:
+        assert [a.method for a in estimate] == ["integrated_gradients", "gradient_x_input"]
+        assert not estimate[0].final and estimate[1] is attrs[1]
+    again = []
+    _, cached = tiny_translator.attribution(text, "both", estimate=again.append)
+    assert again == [] and cached[0] is attrs[0]

@@ -68,7 +68,6 @@ class KnockOutResult:
     """The sentence translated again with a knock-out, and the original translation read through it."""
 
     knockout: KnockOut
-    src_pieces: tuple[str, ...]
     original: tuple[str, ...]          # the original greedy translation's pieces (with </s>)
     original_text: str
     pieces: tuple[str, ...]            # greedy from scratch with the knock-out applied (with </s> when it ended)
@@ -158,6 +157,8 @@ def parse_parts(text: str, method: str = "zero") -> KnockOut:
     """A knock-out from text such as "cross L2 H5, enc L3 ffn, positions source"; ValueError saying what is wrong."""
     if not isinstance(text, str):
         raise ValueError(f"The parts to switch off must be text. {PART_HELP}")
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        raise ValueError("The parts to switch off hold a lone surrogate, which is not text: type them again.")
     if len(text) > MAX_PARTS_TEXT:
         raise ValueError(f"The list of parts is longer than {MAX_PARTS_TEXT} characters.")
     if method not in METHODS:

@@ -102,7 +102,7 @@ class Attribution:
                 "matrix": np.round(self.scores, 6).tolist(), "f_input": np.round(self.f_input, 6).tolist(),
                 "f_baseline": np.round(self.f_baseline, 6).tolist(), "gap": np.round(self.gap, 6).tolist(),
                 "relative_gap": round(self.relative_gap, 6), "final": self.final,
-                "unsettled_targets": [t + 1 for t in self.unsettled]}
+                "unsettled_targets": [self.step if self.contrastive else t + 1 for t in self.unsettled]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Attribution":

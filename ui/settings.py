@@ -16,6 +16,8 @@ APP_DECODE_PROCESSES = 0    # processes that decode the batched translations (AP
 APP_ATTRIBUTION_THREADS = 0 # intra-op threads for an attribution (run one at a time): 0 = one per core
 APP_ATTRIBUTION_CONCURRENCY = 16   # attribution requests handled at once: one computes (the translator's lock),
                                    # the others wait for its result or find theirs cached
+APP_CAUSAL_CONCURRENCY = 2  # knock-outs, head rankings and patchings at once (Knock it out; each ~0.2-1.2 s of every
+                            # core): their own pool, so a class ranking heads does not hold back its Translates
 APP_QUEUE_SIZE = 256        # requests that may wait before new ones are turned away
 APP_REDRAW_CONCURRENCY = 4  # figure redraws at once
 APP_DRAW_CACHE = 512        # drawn views kept for every user looking at the same trace the same way (page.DRAWS)

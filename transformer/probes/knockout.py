@@ -26,7 +26,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..causal import HEAD_KINDS, SIDES, SUBLAYERS, HeadImportance, KnockOut, KnockOutResult, stack_of
+from ..causal import HEAD_KINDS, METHODS, SIDES, SUBLAYERS, HeadImportance, KnockOut, KnockOutResult, stack_of
 from ..model.attention import MultiHeadAttention, scaled_dot_product_attention
 from ..model.transformer import Transformer, causal_mask
 
@@ -128,7 +128,7 @@ def check(model: Transformer, ko: KnockOut) -> None:
     for side in ko.positions:
         if side not in SIDES:
             raise ValueError(f"Unknown side {side!r} for the positional encoding: use source or target.")
-    if ko.method not in ("zero", "mean"):
+    if ko.method not in METHODS:
         raise ValueError(f"Unknown knock-out method {ko.method!r}: use zero or mean.")
 
 
@@ -146,22 +146,24 @@ def knockout_edits(model: Transformer, ko: KnockOut, means: Optional[dict] = Non
     for kind, layer, head in ko.heads:
         by_site.setdefault(("head", kind, layer), []).append(head - 1)
     for key, heads in by_site.items():
-        keep = torch.ones(1, H, 1, 1, dtype=dtype)
+        keep = torch.ones(1, H, 1, 1, dtype=dtype, device=model.device)
         keep[0, heads] = 0
         edits[key] = (keep, 0.0 if ko.method == "zero" else means[key])
     for name, layer in ko.sublayers:
         key = ("sublayer", name, layer)
-        edits[key] = (torch.zeros((), dtype=dtype), 0.0 if ko.method == "zero" else means[key])
+        edits[key] = (torch.zeros((), dtype=dtype, device=model.device), 0.0 if ko.method == "zero" else means[key])
     for side in ko.positions:
         key = ("positions", side)
-        edits[key] = (torch.zeros((), dtype=dtype), 0.0 if ko.method == "zero" else means[key])
+        edits[key] = (torch.zeros((), dtype=dtype, device=model.device), 0.0 if ko.method == "zero" else means[key])
     return edits
 
 
 def chosen_log_probs(logits: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
-    """log p(tgt_out[t]) at every position: (B, T) float64."""
-    logp = F.log_softmax(logits.double(), -1)
-    return logp.gather(-1, tgt_out.expand(logits.size(0), -1)[..., None])[..., 0]
+    """log p(tgt_out[t]) at every position: (B, T) float64, on the CPU (the chosen logit minus the log of the
+    softmax's normaliser, in float32: no (B, T, vocab) copy in float64)."""
+    logits = logits.float()
+    chosen = logits.gather(-1, tgt_out.expand(logits.size(0), -1)[..., None])[..., 0]
+    return (chosen - torch.logsumexp(logits, -1)).double().cpu()
 
 
 @torch.inference_mode()
@@ -193,7 +195,7 @@ def greedy_edited(model: Transformer, src: torch.Tensor, edits: Edits, limit: in
 
 @torch.inference_mode()
 def knock_out(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int], ko: KnockOut, limit: int,
-              pieces, detok, src_pieces: Sequence[str]) -> KnockOutResult:
+              pieces, detok) -> KnockOutResult:
     """The sentence `src_ids` (its original greedy translation `tgt_ids`, with </s>) with `ko` applied: greedy
     from scratch (at most `limit` pieces), and the original's pieces read through it. `pieces(ids)` and
     `detok(ids)`: the tokenizer's."""
@@ -206,15 +208,19 @@ def knock_out(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int]
     top = logits[0].argmax(-1).tolist()
     new = greedy_edited(model, src, edits, limit)
     words = lambda ids: detok([i for i in ids if i != model.cfg.eos_id])   # noqa: E731
-    return KnockOutResult(ko, tuple(src_pieces), tuple(pieces(list(tgt_ids))), words(list(tgt_ids)),
-                          tuple(pieces(new)), words(new), logp.exp().numpy(), knocked.exp().numpy(),
-                          tuple(pieces(top)), time.perf_counter() - t0)
+    return KnockOutResult(ko, tuple(pieces(list(tgt_ids))), words(list(tgt_ids)), tuple(pieces(new)), words(new),
+                          logp.exp().numpy(), knocked.exp().numpy(), tuple(pieces(top)), time.perf_counter() - t0)
+
+
+def kind_layers(model: Transformer) -> dict:
+    """Each attention kind's number of layers."""
+    cfg = model.cfg
+    return {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
 
 
 def all_heads(model: Transformer) -> list[tuple[str, int, int]]:
-    cfg = model.cfg
-    layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
-    return [(k, n, h) for k in HEAD_KINDS for n in range(1, layers[k] + 1) for h in range(1, cfg.n_heads + 1)]
+    layers = kind_layers(model)
+    return [(k, n, h) for k in HEAD_KINDS for n in range(1, layers[k] + 1) for h in range(1, model.cfg.n_heads + 1)]
 
 
 @torch.inference_mode()
@@ -235,14 +241,14 @@ def head_importance(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequenc
         for r, (kind, layer, head) in enumerate(rows):
             key = ("head", kind, layer)
             if key not in edits:
-                edits[key] = (torch.ones(len(rows), H, 1, 1, dtype=dtype), 0.0 if method == "zero" else means[key])
+                edits[key] = (torch.ones(len(rows), H, 1, 1, dtype=dtype, device=model.device),
+                              0.0 if method == "zero" else means[key])
             edits[key][0][r, head - 1] = 0
         B = len(rows)
         logits = EditedRun(model, edits)(src.expand(B, -1), tgt_in.expand(B, -1))
         deltas.append(chosen_log_probs(logits, tgt_out) - logp)
     delta = torch.cat(deltas).numpy()                                                  # (heads, T)
-    cfg = model.cfg
-    layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
+    layers = kind_layers(model)
     per_step, i = {}, 0
     for kind in HEAD_KINDS:
         n = layers[kind] * H

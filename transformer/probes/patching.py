@@ -43,7 +43,7 @@ def same_length(src_a: Sequence[int], src_b: Sequence[int], pieces_a, pieces_b) 
 
 def p_last(logits: torch.Tensor, piece: int) -> np.ndarray:
     """p(piece) at the last position of every row: (B,) float64."""
-    return torch.softmax(logits[:, -1].double(), -1)[:, piece].numpy()
+    return torch.softmax(logits[:, -1].double(), -1)[:, piece].cpu().numpy()
 
 
 def batched(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, edits: Edits, rows: int, piece: int):
@@ -70,8 +70,8 @@ def patching(model: Transformer, src_a: Sequence[int], src_b: Sequence[int], tgt
     a = torch.as_tensor([list(src_a)], device=device)
     b = torch.as_tensor([list(src_b)], device=device)
     tgt_in = torch.as_tensor([[cfg.bos_id, *tgt_ids[:step - 1]]], device=device)
-    run_a, run_b = EditedRun(model, record=True), EditedRun(model, record=True)
-    p_a = float(p_last(run_a(a, tgt_in), piece)[0])
+    run_b = EditedRun(model, record=True)
+    p_a = float(p_last(EditedRun(model)(a, tgt_in), piece)[0])
     p_b = float(p_last(run_b(b, tgt_in), piece)[0])
     seen_b = run_b.seen
     dtype = model.embedding.weight.dtype
@@ -83,7 +83,7 @@ def patching(model: Transformer, src_a: Sequence[int], src_b: Sequence[int], tgt
     edits: Edits = {}
     for r, (_, n, name) in enumerate(subs):
         key = ("sublayer", name, n)
-        keep = torch.ones(len(subs), 1, 1, dtype=dtype)
+        keep = torch.ones(len(subs), 1, 1, dtype=dtype, device=device)
         keep[r] = 0
         edits[key] = (keep, seen_b[key])
     p_sub = batched(model, a, tgt_in, edits, len(subs), piece)
@@ -101,7 +101,7 @@ def patching(model: Transformer, src_a: Sequence[int], src_b: Sequence[int], tgt
     for r, (kind, n, h) in enumerate(heads):
         key = ("head", kind, n)
         if key not in edits:
-            edits[key] = (torch.ones(len(heads), H, 1, 1, dtype=dtype), seen_b[key])
+            edits[key] = (torch.ones(len(heads), H, 1, 1, dtype=dtype, device=device), seen_b[key])
         edits[key][0][r, h] = 0
     p_head = batched(model, a, tgt_in, edits, len(heads), piece)
     head_p, i = {}, 0
@@ -114,7 +114,7 @@ def patching(model: Transformer, src_a: Sequence[int], src_b: Sequence[int], tgt
     S, L = len(src_a), cfg.n_encoder_layers
     edits = {}
     for n in range(L + 1):
-        keep = torch.ones((L + 1) * S, S, 1, dtype=dtype)
+        keep = torch.ones((L + 1) * S, S, 1, dtype=dtype, device=device)
         for s in range(S):
             keep[n * S + s, s] = 0
         edits[("layer", "encoder", n)] = (keep, seen_b[("layer", "encoder", n)])

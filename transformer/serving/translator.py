@@ -357,30 +357,49 @@ class Translator:
         return attention_forms.compare(mha, q_in, kv_in, mask, repeats=repeats), q_in.size(1)
 
     # --- causal experiments (probes/knockout.py, probes/patching.py): each raises ValueError with a message
+    def causal_trace(self, text: str) -> TranslationTrace:
+        """The greedy trace an experiment runs on, within the limit that bounds its time and memory."""
+        trace = self.trace(text)
+        longest = max(len(trace.src_pieces), len(trace.tgt_pieces))
+        if longest > ATTRIBUTION_MAX_PIECES:
+            raise ValueError(f"Knock-outs and patching are limited to {ATTRIBUTION_MAX_PIECES} pieces on either side "
+                             f"(this sentence has {longest}): try a shorter sentence.")
+        return trace
+
     def knock_out(self, text: str, ko: KnockOut) -> KnockOutResult:
         """`text` translated again with the parts `ko` names switched off, and its original translation read
         through the knocked-out model."""
-        trace = self.trace(text)
+        trace = self.causal_trace(text)
         limit = output_limit(self.model, len(trace.source.ids), None)
-        return knock_out(self.model, trace.source.ids, trace.tgt_ids, ko, limit, self.tokenizer.pieces,
-                         self.tokenizer.decode, trace.src_pieces)
+        try:
+            return knock_out(self.model, trace.source.ids, trace.tgt_ids, ko, limit, self.tokenizer.pieces,
+                             self.tokenizer.decode)
+        finally:
+            release_freed_memory()
 
     def head_importance(self, text: str, method: str = "zero") -> HeadImportance:
         """Every head of `text`'s run knocked out alone: how each piece of its translation's log-probability moves."""
         if method not in KNOCKOUT_METHODS:
             raise ValueError(f"Unknown knock-out method {str(method)[:20]!r}: use zero or mean.")
-        trace = self.trace(text)
-        return head_importance(self.model, trace.source.ids, trace.tgt_ids, method, trace.tgt_pieces)
+        trace = self.causal_trace(text)
+        try:
+            return head_importance(self.model, trace.source.ids, trace.tgt_ids, method, trace.tgt_pieces)
+        finally:
+            release_freed_memory()
 
     def patching(self, text_a: str, text_b: str, step: Optional[int] = None, piece: Optional[str] = "") -> PatchMap:
         """`text_a`'s run with parts of `text_b`'s copied in, read at `step` (1-based; default: the first step
         whose piece the two translations do not share) for `piece` (default: text_a's piece there)."""
-        a, b = self.trace(text_a), self.trace(text_b)
+        a, b = self.causal_trace(text_a), self.causal_trace(text_b)
         if step in (None, "", 0):
             step = next((i for i, (x, y) in enumerate(zip(a.tgt_ids, b.tgt_ids), 1) if x != y), None)
             if step is None:
                 raise ValueError("The two sentences translate the same way: pick the step to read (and a piece).")
         step = params.whole_number(step, "step", 1, len(a.tgt_ids))
         token = a.tgt_ids[step - 1] if piece is None or piece == "" else self.piece_id(piece)
-        return patching(self.model, a.source.ids, b.source.ids, a.tgt_ids, step, token, (a.source.text, b.source.text),
-                        a.src_pieces, b.src_pieces, a.tgt_pieces, self.tokenizer.pieces([token])[0])
+        try:
+            return patching(self.model, a.source.ids, b.source.ids, a.tgt_ids, step, token,
+                            (a.source.text, b.source.text), a.src_pieces, b.src_pieces, a.tgt_pieces,
+                            self.tokenizer.pieces([token])[0])
+        finally:
+            release_freed_memory()

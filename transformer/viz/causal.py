@@ -16,6 +16,7 @@ from .figure import (SIGNED_SCALE, cat_ticks, colorscale_for, esc, esc_all, f32,
 
 KIND_ROWS = {"encoder": "enc", "decoder": "dec self", "cross": "cross"}
 KNOCKED_COLOUR, ORIGINAL_COLOUR = "#d62728", "#7f7f7f"
+CLOSE_P = 0.05            # p_B − p_A smaller than this: the restored shares say little (and the page says so)
 
 
 # ---------------------------------------------------------------- knock-out
@@ -24,10 +25,11 @@ def knockout_html(r: KnockOutResult) -> str:
     at = r.first_change
     marked = " ".join(f"<mark>{html.escape(p)}</mark>" if i == (at or 0) - 1 else html.escape(p)
                       for i, p in enumerate(r.pieces))
-    verdict = (f"<b>The translation changed</b> from step {at}." if r.changed else
-               "<b>The translation did not change.</b> The model does not need what was switched off for this "
-               "sentence, or another part does the same work.")
     drop = float(np.mean(np.log(np.maximum(r.p_knocked, 1e-30)) - np.log(np.maximum(r.p_original, 1e-30))))
+    verdict = (f"<b>The translation changed</b> from step {at}." if r.changed else
+               "<b>The greedy translation did not change</b>" + (
+                   ": for this sentence the model does not need what was switched off, or another part does its "
+                   "work." if drop > -0.1 else ", but the model is less sure of it (below)."))
     return (f'<div class="knockout-result"><p>Switched off: {html.escape(r.knockout.words())}. {verdict}</p>'
             f'<table><tr><th>original</th><td lang="fr">{html.escape(r.original_text)}</td></tr>'
             f'<tr><th>knocked out</th><td lang="fr">{html.escape(r.text)}<br><small>{marked}</small></td></tr></table>'
@@ -131,9 +133,11 @@ def importance_table(hi: HeadImportance, step: Optional[int], entropy: dict, lab
 def importance_caption(hi: HeadImportance, step: Optional[int]) -> str:
     best = hi.ranked(step)[0]
     what = "the translation" if step is None else f"step {step}'s piece {hi.tgt_pieces[step - 1]}"
-    return (f"Every one of the {sum(v.shape[0] * v.shape[1] for v in hi.per_step.values())} heads knocked out alone "
-            f"(each {METHOD_WORDS[hi.method]}), {hi.seconds:.2f} s. {what.capitalize()} needs "
-            f"{KIND_ROWS[best[0]]} L{best[1]} H{best[2]} most: Δ log p {best[3]:+.3f} without it.")
+    n = sum(v.shape[0] * v.shape[1] for v in hi.per_step.values())
+    head = f"{KIND_ROWS[best[0]]} L{best[1]} H{best[2]}"
+    found = (f"{what.capitalize()} needs {head} most: Δ log p {best[3]:+.3f} without it." if best[3] < 0 else
+             f"No head alone is needed by {what}: without any one of them it is at least as probable.")
+    return f"Every one of the {n} heads knocked out alone ({hi.method}: {METHOD_WORDS[hi.method]}), {hi.seconds:.2f} s. {found}"
 
 
 # ---------------------------------------------------------------- patching
@@ -205,12 +209,15 @@ def patch_html(pm: PatchMap) -> str:
     best = max(((float(pm.restored(v)), f"{'enc' if s == 'encoder' else 'dec'} L{n + 1} {pm.stack_parts[s][j]}")
                 for s, arr in pm.sublayer_p.items() for (n, j), v in np.ndenumerate(arr)), default=(np.nan, ""))
     prefix = html.escape(detokenize(list(pm.tgt_pieces[:-1])))
+    close = abs(pm.p_b - pm.p_a) < CLOSE_P
+    warn = (f" <b>A and B give this piece almost the same probability here: the maps' shares divide by that small "
+            f"difference and exaggerate it; read another step or piece.</b>" if close else "")
     return (f'<div class="patch-result"><p><b>A</b>: {words(pm.src_a, pm.differing)}<br><b>B</b>: '
             f"{words(pm.src_b, pm.differing)}</p><p>Read at step {pm.step} after « {prefix} »: "
             f"p(<b>{html.escape(pm.piece)}</b>) is <b>{pm.p_a:.1%}</b> for A and <b>{pm.p_b:.1%}</b> for B. "
             f"Copying one part of B's run into A's moves it from A's value (0 %) towards B's (100 %). "
             f"The sub-layer that carries most: {html.escape(best[1])} ({best[0]:.0%}). "
-            f"Three maps, {pm.seconds:.2f} s.</p></div>")
+            f"Three maps, {pm.seconds:.2f} s.{warn}</p></div>")
 
 
 def head_agreement(scores: np.ndarray, cross_probs: np.ndarray) -> np.ndarray:

@@ -233,7 +233,8 @@ def completeness_text(attrs: Sequence[Attribution]) -> str:
                 parts.append(f"{head} Complete: the colours add up to the change, and every piece's strongest "
                              f"source piece leads by more than the remaining error.")
             else:
-                steps = ", ".join(f"{t + 1} ({a.tgt_pieces[t]})" for t in unsettled[:6]) + (" …" if len(unsettled) > 6 else "")
+                steps = ", ".join(f"{a.step if a.contrastive else t + 1} ({a.tgt_pieces[t]})" for t in unsettled[:6]) + (
+                    " …" if len(unsettled) > 6 else "")
                 parts.append(f"{head} Within tolerance, but not settled everywhere: for {len(unsettled)} of "
                              f"{len(a.gap)} pieces the two strongest source pieces differ by less than the remaining "
                              f"error (steps {steps}), so which of them moved the piece most is not decided.")

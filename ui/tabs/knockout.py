@@ -18,6 +18,7 @@ from transformer.viz.figure import empty_figure
 
 from ..inputs import ChoiceDropdown, ChoiceRadio, TextInput, WholeSlider
 from ..page import Fit, Page, TabView, code_panel, look_of, safe_view
+from ..settings import APP_CAUSAL_CONCURRENCY
 
 PART_CHOICES = [("cross-attention", "cross"), ("encoder self-attention", "enc"), ("decoder masked self-attention", "dec"),
                 ("encoder feed-forward", "enc ffn"), ("decoder feed-forward", "dec ffn"),
@@ -53,7 +54,10 @@ def knockout_api(translator: Translator):
         each zeroed (`method` = zero) or replaced by its mean over the sentence's positions (mean): both
         translations, and each original piece's probability before and after (teacher forcing)."""
         try:
-            return causal.knockout_json(translator.knock_out(english, causal.parse_parts(parts, method)))
+            ko = causal.parse_parts(parts, method)
+            if ko.empty:
+                raise ValueError(f"Name at least one part to switch off. {causal.PART_HELP}")
+            return causal.knockout_json(translator.knock_out(english, ko))
         except ValueError as e:
             raise gr.Error(str(e), print_exception=False) from None
     return switch_off
@@ -64,9 +68,9 @@ def importance_api(translator: Translator):
         """Every head of `english`'s translation knocked out alone: Δ log p of the whole translation (or, with
         `step` ≥ 1, of that step's piece), ranked, and per step."""
         try:
-            hi = translator.head_importance(english, method)
-            s = None if step in (None, 0, "") else params.whole_number(step, "step", 1, len(hi.tgt_pieces))
-            return causal.importance_json(hi, s)
+            n = len(translator.causal_trace(english).tgt_pieces)         # the step checked before any work
+            s = None if step in (None, 0, "") else params.whole_number(step, "step", 1, n)
+            return causal.importance_json(translator.head_importance(english, method), s)
         except ValueError as e:
             raise gr.Error(str(e), print_exception=False) from None
     return head_importance
@@ -93,8 +97,11 @@ def importance_extras(translator: Translator, trace, text: str) -> dict:
         L, H = maps.layers, maps.heads
         entropy[kind] = np.array([[rows[l * H + h].entropy for h in range(H)] for l in range(L)])
         labels[kind] = [[rows[l * H + h].label for h in range(H)] for l in range(L)]
-    _, attrs = translator.attribution(text, "gradient_x_input")
-    agreement = {"cross": causal_views.head_agreement(attrs[0].scores, trace.cross.probs)}
+    try:
+        _, attrs = translator.attribution(text, "gradient_x_input")
+        agreement = {"cross": causal_views.head_agreement(attrs[0].scores, trace.cross.probs)}
+    except ValueError:                        # beyond attribution's limits: the column stays empty
+        agreement = {}
     return dict(entropy=entropy, labels=labels, agreement=agreement)
 
 
@@ -133,8 +140,9 @@ def build_knockout_tab(page: Page) -> TabView:
     tr = page.translator
     gr.Markdown("Switch parts of the model off for the sentence above and translate again: attention shows where "
                 "the model looked, a knock-out shows what it needs. A part is **zeroed** (its output replaced by "
-                "nothing) or replaced by **its mean** over the sentence's positions (what it gives whatever the "
-                "piece: a gentler test).", elem_classes="view-caption")
+                "nothing; a head's output counts its 1/h share of the sub-layer's bias) or replaced by **its mean** "
+                "over the sentence's positions (the decoder's parts: over the original translation's; a gentler "
+                "test).", elem_classes="view-caption")
     with gr.Row(equal_height=True):
         part = ChoiceDropdown(PART_CHOICES, value="cross", label="Part", scale=3, min_width=240, elem_id="ko-part")
         layer = WholeSlider(1, max(page.cfg.n_encoder_layers, page.cfg.n_decoder_layers), value=1, step=1,
@@ -153,8 +161,8 @@ def build_knockout_tab(page: Page) -> TabView:
     ko_html = gr.HTML(elem_id="ko-result")            # the two translations, whole, above their figure
     ko_plot = gr.Plot(show_label=False, label="The original translation through the knocked-out model", elem_id="ko-plot")
 
-    gr.Markdown("**Which heads matter?** Every head knocked out alone (the method above), one batched pass: how much "
-                "log-probability the translation loses without it, beside how focused the head looks.")
+    gr.Markdown("**Which heads matter?** Every head knocked out alone (the method above), in batched passes: how "
+                "much log-probability the translation loses without it, beside how focused the head looks.")
     with gr.Row(equal_height=True):
         target = ChoiceDropdown([("the whole translation", WHOLE)], value=WHOLE, label="For", scale=3, min_width=240,
                                 elem_id="ko-target")
@@ -221,16 +229,18 @@ def build_knockout_tab(page: Page) -> TabView:
                        (error_html(error), *(note("This patching could not be run.") for _ in range(3))))
         return (*ko, *ranked_out, *patched)
 
-    def fit_steps(trace, target_v=WHOLE, step_v=0, ranked_v=None):
-        """A new sentence: its steps to choose from; a ranking stays on (for the whole translation), a knock-out
-        stays applied, a patching's sentence B goes (it was A's with one word changed)."""
+    def fit_steps(trace, ranked_v=None, at_v=0):
+        """A new sentence: its steps to choose from, showing the ranking's and the patching's as they stand (set by
+        a button, or by a link: the knock-out, the ranking and sentence B stay; the view says when B no longer fits
+        the new sentence)."""
         steps = [] if trace is None else [(f"step {i}: {p}", i) for i, p in enumerate(trace.tgt_pieces, 1)]
-        return (gr.update(choices=[("the whole translation", WHOLE), *steps], value=WHOLE),
-                gr.update(choices=[FIRST_DIFFERENCE, *steps], value=0), None if ranked_v is None else WHOLE, "")
+        inside = lambda v: int(v) if v is not None and 0 < int(v) <= len(steps) else 0   # noqa: E731
+        return (gr.update(choices=[("the whole translation", WHOLE), *steps], value=inside(ranked_v)),
+                gr.update(choices=[FIRST_DIFFERENCE, *steps], value=inside(at_v)))
 
     outputs = [ko_html, ko_plot, rank_text, rank_plot, scatter, table, patch_html, patch_plot, patch_parts, patch_heads]
     tab = TabView(draw_knockout, [applied, method, ranked, other_b, at, at_piece], outputs,
-                  [Fit(fit_steps, [target, pstep, ranked], [target, pstep, ranked, other_b])])
+                  [Fit(fit_steps, [ranked, at], [target, pstep], after_branch=False)])
     tab.link = dict(knockout=applied, method=method, rank=ranked, b=other_b, at=at, piece=at_piece)
 
     def user_error(fn):
@@ -276,17 +286,18 @@ def build_knockout_tab(page: Page) -> TabView:
     draw = dict(fn=tab.draw, inputs=tab.inputs(page), outputs=outputs, concurrency_id="draw", **quiet)
     add.click(add_part, [parts, part, layer, head], parts, queue=False, **quiet)
     clear.click(lambda: ("", ""), None, [parts, applied], queue=False, **quiet).then(**draw)
-    gr.on([run.click, parts.submit], apply_knockout, [page.trace, parts, method], [applied, parts],
-          concurrency_id="model", **quiet).success(**draw)
-    rank.click(apply_rank, [page.trace, method, target], ranked, concurrency_id="model", **quiet).success(**draw)
+    causal_events = dict(concurrency_id="causal", concurrency_limit=APP_CAUSAL_CONCURRENCY)
+    gr.on([run.click, parts.submit], apply_knockout, [page.trace, parts, method], [applied, parts], **causal_events,
+          **quiet).success(**draw)
+    rank.click(apply_rank, [page.trace, method, target], ranked, **causal_events, **quiet).success(**draw)
     target.input(lambda r, t: None if r is None else int(t or WHOLE), [ranked, target], ranked, queue=False,
                  **quiet).then(**draw)
     method.input(**draw)
     classic.click(lambda: (CLASSIC_A, CLASSIC_B), None, [page.english, other], queue=False, **quiet).then(
-        None, js="() => document.getElementById('translate-btn').click()", **quiet)   # A on screen, then patch
+        None, js="() => document.getElementById('translate-btn').click()", **quiet)   # A translated; B ready
     gr.on([patch_btn.click, other.submit], apply_patch, [page.trace, other, pstep, piece], [other_b, at, at_piece],
-          concurrency_id="model", **quiet).success(**draw)
-    gr.api(knockout_api(tr), api_name="knockout", concurrency_id="model")
-    gr.api(importance_api(tr), api_name="head_importance", concurrency_id="model")
-    gr.api(patching_api(tr), api_name="patching", concurrency_id="model")
+          **causal_events, **quiet).success(**draw)
+    gr.api(knockout_api(tr), api_name="knockout", **causal_events)
+    gr.api(importance_api(tr), api_name="head_importance", **causal_events)
+    gr.api(patching_api(tr), api_name="patching", **causal_events)
     return tab

@@ -126,7 +126,7 @@ def progressive_attribution(translator: Translator, draw):
     Gradients' first pass; seconds for a 30-word sentence), redrawn in place as it refines, then the final result.
     The computation runs in a thread of its own (with this event's context: its progress bar) and hands each
     estimate over; the answer is a generator, which Gradio streams to the page."""
-    def attribution_on_page(english, method, layer_v, *look, progress=gr.Progress()):
+    def attribution_on_page(english, method, layer_v, look, large, scale, narrow, progress=gr.Progress()):
         results: queue.Queue = queue.Queue()
         last = [-1e9]
 
@@ -153,7 +153,7 @@ def progressive_attribution(translator: Translator, draw):
             else:
                 trace, attrs = trace or translator.trace(english), value
             res = {"trace": trace, "attributions": attrs}
-            yield (res, attribution_json(trace, attrs), *draw(res, layer_v, *look))
+            yield (res, attribution_json(trace, attrs), *draw(res, layer_v, look, large, scale, narrow))
             if kind == "final":
                 return
     return attribution_on_page
