@@ -258,3 +258,30 @@ def test_translator_facade(tiny_translator):
     assert set(hi.per_step) == {"encoder", "decoder", "cross"}
     with pytest.raises(ValueError, match="Unknown knock-out method"):
         tiny_translator.head_importance(text, "sideways")
+
+
+def test_the_page_computes_an_experiment_once_for_everyone_asking_at_once(tiny_translator, monkeypatch):
+    """A room's followers (four looks) and the presenter's redraws ask for the same knock-out at the same moment:
+    one computation, the others wait for it; a part list that cannot run is answered with its reason."""
+    import threading
+    import time as _time
+    from ui.tabs.knockout import CausalCache
+    calls = []
+    real = tiny_translator.knock_out
+
+    def slow(text, ko):
+        calls.append(text)
+        _time.sleep(0.2)
+        return real(text, ko)
+    monkeypatch.setattr(tiny_translator, "knock_out", slow)
+    cache = CausalCache(tiny_translator)
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(cache.knock_out("one two", "cross L1 H1", "zero")))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(out) == 4 and all(r is out[0][0] for r, _ in out)
+    result, error = cache.knock_out("one two", "cross L9 H1", "zero")
+    assert result is None and "no layer 9" in error

@@ -3,7 +3,6 @@ what the translation loses without it; patch parts of a second sentence's run in
 """
 from __future__ import annotations
 
-import functools
 import html
 
 import gradio as gr
@@ -11,6 +10,7 @@ import numpy as np
 
 from transformer import causal, examples, params
 from transformer.probes import knockout, patching
+from transformer.serving.trace_cache import TraceCache
 from transformer.serving.translator import Translator
 from transformer.viz import causal as causal_views
 from transformer.viz.analysis import head_summary
@@ -110,14 +110,22 @@ def error_html(message: str) -> str:
 
 
 class CausalCache:
-    """The experiments of the sentences asked lately, computed once for everyone (a room's followers, a change of
-    look, the page's redraws): (result, None) or (None, the reason it could not run). Bounded; results are small."""
+    """The experiments of the sentences asked lately, computed once for everyone (a room's followers in their four
+    looks, a change of look, the page's redraws): single-flight and bounded like the translator's traces
+    (``TraceCache``; results are small). Each answer is (result, None) or (None, the reason it could not run)."""
 
-    def __init__(self, translator: Translator, size: int = 32) -> None:
+    def __init__(self, translator: Translator, size: int = 96, maxbytes: int = 64 * 2**20) -> None:
         self.tr = translator
-        self.knock_out = functools.lru_cache(size)(self._knock_out)
-        self.importance = functools.lru_cache(size)(self._importance)
-        self.patching = functools.lru_cache(size)(self._patching)
+        self.cache = TraceCache(size, frozen=lambda r: r, maxbytes=maxbytes)
+
+    def knock_out(self, text: str, parts: str, method: str):
+        return self.cache.get(("knockout", text, parts, method), lambda: self._knock_out(text, parts, method))
+
+    def importance(self, text: str, method: str):
+        return self.cache.get(("importance", text, method), lambda: self._importance(text, method))
+
+    def patching(self, text: str, b: str, step: int, piece: str):
+        return self.cache.get(("patching", text, b, step, piece), lambda: self._patching(text, b, step, piece))
 
     def _knock_out(self, text: str, parts: str, method: str):
         try:

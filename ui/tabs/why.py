@@ -216,7 +216,9 @@ def build_attribution_view(page: Page) -> list:
     btn.click(progressive_attribution(page.translator, draw_attribution), [page.english, method, layer, *page.look],
               [result, numbers, gap, *plots], api_name="attribution_on_page", api_visibility="undocumented",
               concurrency_id="attribution", concurrency_limit=APP_ATTRIBUTION_CONCURRENCY, show_progress="full",
-              show_progress_on=[plots[0], plots[1]])   # the queue position, then the bar, over the maps
+              show_progress_on=[plots[0], plots[1]]).then(   # the queue position, then the bar, over the maps;
+        draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")  # then the layer
+    # and look as they are now (the estimates were drawn with those of the click; drawn_once: no second drawing)
     gr.api(attribution_endpoint(page.translator), api_name="attribution", concurrency_id="attribution",
            concurrency_limit=APP_ATTRIBUTION_CONCURRENCY)
     for c in (layer, *page.look):
