@@ -125,16 +125,7 @@ def integrated_scores(model, e, src, tgt_in, tgt_out, rows, rivals, delta, steps
     parts = list(first.view(n, steps, S))
     so_far = lambda: (torch.stack([p.sum(0) for p in parts]), torch.tensor([len(p) for p in parts], dtype=torch.long))  # noqa: E731
     while True:
-        cuts = {}
-        for t in range(n):
-            if abs(parts[t].sum() - delta[t]) <= limit[t]:
-                continue
-            share = (parts[t].sum(1) - (f_right[t] - f_left[t])).abs()          # each interval's own gap
-            order = share.argsort(descending=True)
-            k = int((share[order].cumsum(0) < IG_CUT_SHARE * share.sum()).sum()) + 1   # the worst few
-            k = min(k, (max_steps - len(share)) // 2)                         # a cut adds two points
-            if k > 0:
-                cuts[t] = order[:k]
+        cuts = worst_intervals(parts, f_left, f_right, delta, limit, max_steps)
         if not cuts:
             break
         if estimate is not None:
@@ -153,20 +144,43 @@ def integrated_scores(model, e, src, tgt_in, tgt_out, rows, rivals, delta, steps
         report = None if progress is None else (lambda done, total, what=what: progress(done, total, what))
         g_new = point_scores(model, e, src, tgt_in, tgt_out, at.repeat(2), new_mids.to(e.device),
                              None if riv is None else riv.repeat(2), report) * h3.repeat(2)[:, None]
-        i = 0
-        for t, ks in cuts.items():
-            lo, hi = slice(i, i + len(ks)), slice(C + i, C + i + len(ks))     # its cuts' first and last thirds
-            fa, fb = f_left[t][ks], f_right[t][ks]
-            parts[t][ks] /= 3                                                   # the middle third keeps its point
-            left[t][ks], width[t][ks] = a0[lo] + h3[lo], h3[lo]
-            f_left[t][ks], f_right[t][ks] = f_new[lo], f_new[hi]
-            left[t] = torch.cat([left[t], a0[lo], a0[lo] + 2 * h3[lo]])         # the first and last thirds
-            width[t] = torch.cat([width[t], h3[lo], h3[lo]])
-            f_left[t] = torch.cat([f_left[t], fa, f_new[hi]])
-            f_right[t] = torch.cat([f_right[t], f_new[lo], fb])
-            parts[t] = torch.cat([parts[t], g_new[lo], g_new[hi]])
-            i += len(ks)
+        cut_in_three(cuts, (left, width, f_left, f_right, parts), a0, h3, f_new, g_new)
     return so_far()
+
+
+def worst_intervals(parts, f_left, f_right, delta, limit, max_steps: int) -> dict:
+    """For each target still above its gap limit: its intervals to cut (the fewest, largest first, whose own gaps
+    add up to IG_CUT_SHARE of all of its intervals'), at most as many as its points left allow."""
+    cuts = {}
+    for t in range(len(parts)):
+        if abs(parts[t].sum() - delta[t]) <= limit[t]:
+            continue
+        share = (parts[t].sum(1) - (f_right[t] - f_left[t])).abs()              # each interval's own gap
+        order = share.argsort(descending=True)
+        k = int((share[order].cumsum(0) < IG_CUT_SHARE * share.sum()).sum()) + 1   # the worst few
+        k = min(k, (max_steps - len(share)) // 2)                             # a cut adds two points
+        if k > 0:
+            cuts[t] = order[:k]
+    return cuts
+
+
+def cut_in_three(cuts: dict, intervals: tuple, a0, h3, f_new, g_new) -> None:
+    """Each cut interval [a0, a0 + 3·h3] becomes its middle third (which keeps its point, at a third of its weight)
+    and two new thirds with their points' scores `g_new` and their ends' values `f_new` (first thirds, then last)."""
+    left, width, f_left, f_right, parts = intervals
+    C, i = int(a0.numel()), 0
+    for t, ks in cuts.items():
+        lo, hi = slice(i, i + len(ks)), slice(C + i, C + i + len(ks))         # its cuts' first and last thirds
+        fa, fb = f_left[t][ks], f_right[t][ks]
+        parts[t][ks] /= 3                                                       # the middle third keeps its point
+        left[t][ks], width[t][ks] = a0[lo] + h3[lo], h3[lo]
+        f_left[t][ks], f_right[t][ks] = f_new[lo], f_new[hi]
+        left[t] = torch.cat([left[t], a0[lo], a0[lo] + 2 * h3[lo]])             # the first and last thirds
+        width[t] = torch.cat([width[t], h3[lo], h3[lo]])
+        f_left[t] = torch.cat([f_left[t], fa, f_new[hi]])
+        f_right[t] = torch.cat([f_right[t], f_new[lo], fb])
+        parts[t] = torch.cat([parts[t], g_new[lo], g_new[hi]])
+        i += len(ks)
 
 
 def path_inputs(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int]) -> tuple:

@@ -20,7 +20,7 @@ import torch
 
 from ..causal import HEAD_KINDS, PatchMap
 from ..model.transformer import Transformer
-from .knockout import ROWS_PER_PASS, EditedRun, Edits
+from .knockout import ROWS_PER_PASS, EditedRun, Edits, kind_layers
 
 STACK_PARTS = {"encoder": (("encoder-self", "self-attention"), ("encoder-ffn", "feed-forward")),
                "decoder": (("decoder-self", "masked self-attention"), ("cross", "cross-attention"),
@@ -59,6 +59,52 @@ def batched(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, edits: 
     return np.concatenate(out) if out else np.zeros(0)
 
 
+def sublayer_map(model: Transformer, run, seen_b: dict) -> dict:
+    """Each sub-layer's whole output (every position) copied from B, a row each: stack -> (layers, its sub-layers)."""
+    layers = {"encoder": model.cfg.n_encoder_layers, "decoder": model.cfg.n_decoder_layers}
+    subs = [(n, name) for stack, parts in STACK_PARTS.items() for n in range(1, layers[stack] + 1) for name, _ in parts]
+    edits: Edits = {}
+    for r, (n, name) in enumerate(subs):
+        keep = torch.ones(len(subs), 1, 1, dtype=model.embedding.weight.dtype, device=model.device)
+        keep[r] = 0
+        edits[("sublayer", name, n)] = (keep, seen_b[("sublayer", name, n)])
+    p, out, i = run(edits, len(subs)), {}, 0
+    for stack, parts in STACK_PARTS.items():
+        k = layers[stack] * len(parts)
+        out[stack], i = p[i:i + k].reshape(layers[stack], len(parts)), i + k
+    return out
+
+
+def head_map(model: Transformer, run, seen_b: dict) -> dict:
+    """Each head's share copied from B, a row each: kind -> (layers, heads)."""
+    H, layers = model.cfg.n_heads, kind_layers(model)
+    heads = [(kind, n, h) for kind in HEAD_KINDS for n in range(1, layers[kind] + 1) for h in range(H)]
+    edits: Edits = {}
+    for r, (kind, n, h) in enumerate(heads):
+        key = ("head", kind, n)
+        if key not in edits:
+            edits[key] = (torch.ones(len(heads), H, 1, 1, dtype=model.embedding.weight.dtype, device=model.device),
+                          seen_b[key])
+        edits[key][0][r, h] = 0
+    p, out, i = run(edits, len(heads)), {}, 0
+    for kind in HEAD_KINDS:
+        out[kind], i = p[i:i + layers[kind] * H].reshape(layers[kind], H), i + layers[kind] * H
+    return out
+
+
+def residual_map(model: Transformer, run, seen_b: dict, S: int) -> np.ndarray:
+    """The encoder's residual stream after each layer (0: its input) copied from B at one source position a row:
+    (layers + 1, S)."""
+    L = model.cfg.n_encoder_layers
+    edits: Edits = {}
+    for n in range(L + 1):
+        keep = torch.ones((L + 1) * S, S, 1, dtype=model.embedding.weight.dtype, device=model.device)
+        for s in range(S):
+            keep[n * S + s, s] = 0
+        edits[("layer", "encoder", n)] = (keep, seen_b[("layer", "encoder", n)])
+    return run(edits, (L + 1) * S).reshape(L + 1, S)
+
+
 @torch.inference_mode()
 def patching(model: Transformer, src_a: Sequence[int], src_b: Sequence[int], tgt_ids: Sequence[int], step: int,
              piece: int, texts: tuple[str, str], pieces_a, pieces_b, tgt_pieces, piece_text: str) -> PatchMap:
@@ -66,60 +112,15 @@ def patching(model: Transformer, src_a: Sequence[int], src_b: Sequence[int], tgt
     `piece` (an id)."""
     t0 = time.perf_counter()
     differing = same_length(src_a, src_b, pieces_a, pieces_b)
-    device, cfg = model.device, model.cfg
+    device = model.device
     a = torch.as_tensor([list(src_a)], device=device)
     b = torch.as_tensor([list(src_b)], device=device)
-    tgt_in = torch.as_tensor([[cfg.bos_id, *tgt_ids[:step - 1]]], device=device)
+    tgt_in = torch.as_tensor([[model.cfg.bos_id, *tgt_ids[:step - 1]]], device=device)
     run_b = EditedRun(model, record=True)
     p_a = float(p_last(EditedRun(model)(a, tgt_in), piece)[0])
     p_b = float(p_last(run_b(b, tgt_in), piece)[0])
-    seen_b = run_b.seen
-    dtype = model.embedding.weight.dtype
-    layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers}
-
-    # sub-layers: a row each, the whole output (every position)
-    subs = [(stack, n, name) for stack, parts in STACK_PARTS.items() for n in range(1, layers[stack] + 1)
-            for name, _ in parts]
-    edits: Edits = {}
-    for r, (_, n, name) in enumerate(subs):
-        key = ("sublayer", name, n)
-        keep = torch.ones(len(subs), 1, 1, dtype=dtype, device=device)
-        keep[r] = 0
-        edits[key] = (keep, seen_b[key])
-    p_sub = batched(model, a, tgt_in, edits, len(subs), piece)
-    sublayer_p, i = {}, 0
-    for stack, parts in STACK_PARTS.items():
-        k = layers[stack] * len(parts)
-        sublayer_p[stack] = p_sub[i:i + k].reshape(layers[stack], len(parts))
-        i += k
-
-    # heads: a row each
-    H = cfg.n_heads
-    heads = [(kind, n, h) for kind in HEAD_KINDS for n in range(1, layers["encoder" if kind == "encoder" else "decoder"] + 1)
-             for h in range(H)]
-    edits = {}
-    for r, (kind, n, h) in enumerate(heads):
-        key = ("head", kind, n)
-        if key not in edits:
-            edits[key] = (torch.ones(len(heads), H, 1, 1, dtype=dtype, device=device), seen_b[key])
-        edits[key][0][r, h] = 0
-    p_head = batched(model, a, tgt_in, edits, len(heads), piece)
-    head_p, i = {}, 0
-    for kind in HEAD_KINDS:
-        n = layers["encoder" if kind == "encoder" else "decoder"]
-        head_p[kind] = p_head[i:i + n * H].reshape(n, H)
-        i += n * H
-
-    # the encoder's residual stream after each layer (0: the input), one source position at a time
-    S, L = len(src_a), cfg.n_encoder_layers
-    edits = {}
-    for n in range(L + 1):
-        keep = torch.ones((L + 1) * S, S, 1, dtype=dtype, device=device)
-        for s in range(S):
-            keep[n * S + s, s] = 0
-        edits[("layer", "encoder", n)] = (keep, seen_b[("layer", "encoder", n)])
-    p_res = batched(model, a, tgt_in, edits, (L + 1) * S, piece).reshape(L + 1, S)
-
+    run = lambda edits, rows: batched(model, a, tgt_in, edits, rows, piece)   # noqa: E731  (A's run, edited)
     return PatchMap(texts[0], texts[1], tuple(pieces_a), tuple(pieces_b), tuple(tgt_pieces[:step]), step, piece_text,
                     p_a, p_b, tuple(differing), {s: tuple(label for _, label in parts) for s, parts in STACK_PARTS.items()},
-                    sublayer_p, p_res, head_p, time.perf_counter() - t0)
+                    sublayer_map(model, run, run_b.seen), residual_map(model, run, run_b.seen, len(src_a)),
+                    head_map(model, run, run_b.seen), time.perf_counter() - t0)

@@ -72,6 +72,15 @@ def release_freed_memory() -> None:
 
 
 @contextlib.contextmanager
+def releasing():
+    """The memory a computation's passes freed, handed back to the system after it (release_freed_memory)."""
+    try:
+        yield
+    finally:
+        release_freed_memory()
+
+
+@contextlib.contextmanager
 def intra_op_threads(n: Optional[int]):
     """Run the block with `n` intra-op threads in this thread (None: as set), then put the setting back. The
     app serves translations with one thread each (many at once share the cores) but runs attributions one at a
@@ -260,11 +269,7 @@ class Translator:
         methods' results so far while Integrated Gradients refines (gradient × input, one point, comes first)."""
         if method not in (*METHODS, "both"):
             raise ValueError(f"Unknown method {method!r}: use integrated_gradients, gradient_x_input or both.")
-        trace = self.trace(text)
-        longest = max(len(trace.src_pieces), len(trace.tgt_pieces))
-        if longest > ATTRIBUTION_MAX_PIECES:
-            raise ValueError(f"Attribution is limited to {ATTRIBUTION_MAX_PIECES} pieces on either side (this "
-                             f"sentence has {longest}): try a shorter sentence.")
+        trace = self.limited_trace(text, "Attribution is")
         rival_id = None
         if step is not None:
             step, rival_id = self.contrast_step(trace, step), self.rival_id(rival)
@@ -276,16 +281,13 @@ class Translator:
             told = None if estimate is None else (
                 lambda a: estimate([a if k == "integrated_gradients" else done[k] for k in methods if k in done
                                     or k == "integrated_gradients"]))
-            def make(m=m, told=told):
-                try:
-                    with self._computing, intra_op_threads(self.attribution_threads if self.device.type == "cpu"
-                                                           else None):
-                        return attribute(self.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
-                                         trace.tgt_pieces, step=step, rival_id=rival_id,
-                                         rival_piece=self.tokenizer.pieces([rival_id])[0] if rival_id else "",
-                                         progress=progress, estimate=told)
-                finally:
-                    release_freed_memory()   # the passes' activations are gone (a cache hit computes nothing)
+            def make(m=m, told=told):   # (the passes' memory handed back after: a cache hit computes nothing)
+                threads = self.attribution_threads if self.device.type == "cpu" else None
+                with releasing(), self._computing, intra_op_threads(threads):
+                    return attribute(self.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
+                                     trace.tgt_pieces, step=step, rival_id=rival_id,
+                                     rival_piece=self.tokenizer.pieces([rival_id])[0] if rival_id else "",
+                                     progress=progress, estimate=told)
             key = TraceKey.of(trace.source.text, self.checkpoint_id, method=m, step=step, rival=rival_id)
             done[m] = make() if self.attributions is None else self.attributions.get(key, make)
         return trace, [done[m] for m in methods]
@@ -357,49 +359,42 @@ class Translator:
         return attention_forms.compare(mha, q_in, kv_in, mask, repeats=repeats), q_in.size(1)
 
     # --- causal experiments (probes/knockout.py, probes/patching.py): each raises ValueError with a message
-    def causal_trace(self, text: str) -> TranslationTrace:
-        """The greedy trace an experiment runs on, within the limit that bounds its time and memory."""
+    def limited_trace(self, text: str, what: str = "Knock-outs and patching are") -> TranslationTrace:
+        """The greedy trace a computation on request runs on, within the limit that bounds its time and memory."""
         trace = self.trace(text)
-        longest = max(len(trace.src_pieces), len(trace.tgt_pieces))
-        if longest > ATTRIBUTION_MAX_PIECES:
-            raise ValueError(f"Knock-outs and patching are limited to {ATTRIBUTION_MAX_PIECES} pieces on either side "
-                             f"(this sentence has {longest}): try a shorter sentence.")
+        if (longest := max(len(trace.src_pieces), len(trace.tgt_pieces))) > ATTRIBUTION_MAX_PIECES:
+            raise ValueError(f"{what} limited to {ATTRIBUTION_MAX_PIECES} pieces on either side (this sentence has "
+                             f"{longest}): try a shorter sentence.")
         return trace
 
     def knock_out(self, text: str, ko: KnockOut) -> KnockOutResult:
         """`text` translated again with the parts `ko` names switched off, and its original translation read
         through the knocked-out model."""
-        trace = self.causal_trace(text)
+        trace = self.limited_trace(text)
         limit = output_limit(self.model, len(trace.source.ids), None)
-        try:
+        with releasing():
             return knock_out(self.model, trace.source.ids, trace.tgt_ids, ko, limit, self.tokenizer.pieces,
                              self.tokenizer.decode)
-        finally:
-            release_freed_memory()
 
     def head_importance(self, text: str, method: str = "zero") -> HeadImportance:
         """Every head of `text`'s run knocked out alone: how each piece of its translation's log-probability moves."""
         if method not in KNOCKOUT_METHODS:
             raise ValueError(f"Unknown knock-out method {str(method)[:20]!r}: use zero or mean.")
-        trace = self.causal_trace(text)
-        try:
+        trace = self.limited_trace(text)
+        with releasing():
             return head_importance(self.model, trace.source.ids, trace.tgt_ids, method, trace.tgt_pieces)
-        finally:
-            release_freed_memory()
 
     def patching(self, text_a: str, text_b: str, step: Optional[int] = None, piece: Optional[str] = "") -> PatchMap:
         """`text_a`'s run with parts of `text_b`'s copied in, read at `step` (1-based; default: the first step
         whose piece the two translations do not share) for `piece` (default: text_a's piece there)."""
-        a, b = self.causal_trace(text_a), self.causal_trace(text_b)
+        a, b = self.limited_trace(text_a), self.limited_trace(text_b)
         if step in (None, "", 0):
             step = next((i for i, (x, y) in enumerate(zip(a.tgt_ids, b.tgt_ids), 1) if x != y), None)
             if step is None:
                 raise ValueError("The two sentences translate the same way: pick the step to read (and a piece).")
         step = params.whole_number(step, "step", 1, len(a.tgt_ids))
         token = a.tgt_ids[step - 1] if piece is None or piece == "" else self.piece_id(piece)
-        try:
+        with releasing():
             return patching(self.model, a.source.ids, b.source.ids, a.tgt_ids, step, token,
                             (a.source.text, b.source.text), a.src_pieces, b.src_pieces, a.tgt_pieces,
                             self.tokenizer.pieces([token])[0])
-        finally:
-            release_freed_memory()

@@ -4,6 +4,7 @@ what the translation loses without it; patch parts of a second sentence's run in
 from __future__ import annotations
 
 import html
+from types import SimpleNamespace
 
 import gradio as gr
 import numpy as np
@@ -68,7 +69,7 @@ def importance_api(translator: Translator):
         """Every head of `english`'s translation knocked out alone: Δ log p of the whole translation (or, with
         `step` ≥ 1, of that step's piece), ranked, and per step."""
         try:
-            n = len(translator.causal_trace(english).tgt_pieces)         # the step checked before any work
+            n = len(translator.limited_trace(english).tgt_pieces)         # the step checked before any work
             s = None if step in (None, 0, "") else params.whole_number(step, "step", 1, n)
             return causal.importance_json(translator.head_importance(english, method), s)
         except ValueError as e:
@@ -144,133 +145,140 @@ class CausalCache:
             return None, str(e)
 
 
-def build_knockout_tab(page: Page) -> TabView:
-    tr = page.translator
+def knockout_section(page: Page) -> SimpleNamespace:
+    """The parts to switch off (picked or typed), how, the button, the two translations and their figure."""
     gr.Markdown("Switch parts of the model off for the sentence above and translate again: attention shows where "
                 "the model looked, a knock-out shows what it needs. A part is **zeroed** (its output replaced by "
                 "nothing; a head's output counts its 1/h share of the sub-layer's bias) or replaced by **its mean** "
                 "over the sentence's positions (the decoder's parts: over the original translation's; a gentler "
                 "test).", elem_classes="view-caption")
+    c = SimpleNamespace()
     with gr.Row(equal_height=True):
-        part = ChoiceDropdown(PART_CHOICES, value="cross", label="Part", scale=3, min_width=240, elem_id="ko-part")
-        layer = WholeSlider(1, max(page.cfg.n_encoder_layers, page.cfg.n_decoder_layers), value=1, step=1,
-                            label="Layer", scale=2, min_width=160, elem_id="ko-layer")
-        head = ChoiceDropdown([ALL_HEADS] + page.head_choices[1:], value="1", label="Head", scale=1, min_width=130,
-                              elem_id="ko-head")
-        add = gr.Button("Add", scale=0, min_width=100, elem_id="ko-add")
+        c.part = ChoiceDropdown(PART_CHOICES, value="cross", label="Part", scale=3, min_width=240, elem_id="ko-part")
+        c.layer = WholeSlider(1, max(page.cfg.n_encoder_layers, page.cfg.n_decoder_layers), value=1, step=1,
+                              label="Layer", scale=2, min_width=160, elem_id="ko-layer")
+        c.head = ChoiceDropdown([ALL_HEADS] + page.head_choices[1:], value="1", label="Head", scale=1, min_width=130,
+                                elem_id="ko-head")
+        c.add = gr.Button("Add", scale=0, min_width=100, elem_id="ko-add")
     with gr.Row(equal_height=True):
-        parts = TextInput(label="Switched off (type or add; e.g. cross L3 H6, enc L2 ffn, positions source)",
-                          scale=4, max_length=causal.MAX_PARTS_TEXT, elem_id="ko-parts")
-        method = ChoiceRadio(METHOD_CHOICES, value="zero", label="Each part: replace it by", scale=2, min_width=260,
-                             elem_id="ko-method")
+        c.parts = TextInput(label="Switched off (type or add; e.g. cross L3 H6, enc L2 ffn, positions source)",
+                            scale=4, max_length=causal.MAX_PARTS_TEXT, elem_id="ko-parts")
+        c.method = ChoiceRadio(METHOD_CHOICES, value="zero", label="Each part: replace it by", scale=2, min_width=260,
+                               elem_id="ko-method")
         with gr.Column(scale=1, min_width=180):
-            run = gr.Button("Knock out and translate", variant="primary", elem_id="ko-btn")
-            clear = gr.Button("Clear", size="sm", elem_id="ko-clear")
-    ko_html = gr.HTML(elem_id="ko-result")            # the two translations, whole, above their figure
-    ko_plot = gr.Plot(show_label=False, label="The original translation through the knocked-out model", elem_id="ko-plot")
+            c.run = gr.Button("Knock out and translate", variant="primary", elem_id="ko-btn")
+            c.clear = gr.Button("Clear", size="sm", elem_id="ko-clear")
+    c.ko_html = gr.HTML(elem_id="ko-result")            # the two translations, whole, above their figure
+    c.ko_plot = gr.Plot(show_label=False, label="The original translation through the knocked-out model",
+                        elem_id="ko-plot")
+    return c
 
+
+def rank_section(c: SimpleNamespace) -> None:
+    """Which heads matter: the piece to rank for, the button, the map, entropy against loss, the table."""
     gr.Markdown("**Which heads matter?** Every head knocked out alone (the method above), in batched passes: how "
                 "much log-probability the translation loses without it, beside how focused the head looks.")
     with gr.Row(equal_height=True):
-        target = ChoiceDropdown([("the whole translation", WHOLE)], value=WHOLE, label="For", scale=3, min_width=240,
-                                elem_id="ko-target")
-        rank = gr.Button("Rank every head", variant="primary", scale=1, elem_id="ko-rank-btn")
-    rank_text = gr.Markdown(elem_id="ko-rank-text")
+        c.target = ChoiceDropdown([("the whole translation", WHOLE)], value=WHOLE, label="For", scale=3,
+                                  min_width=240, elem_id="ko-target")
+        c.rank = gr.Button("Rank every head", variant="primary", scale=1, elem_id="ko-rank-btn")
+    c.rank_text = gr.Markdown(elem_id="ko-rank-text")
     with gr.Row():
-        rank_plot = gr.Plot(show_label=False, label="Each head knocked out alone", elem_id="ko-rank-plot")
-        scatter = gr.Plot(show_label=False, label="Entropy against loss", elem_id="ko-scatter")
-    table = gr.Dataframe(headers=TABLE_HEADERS, label="The heads the translation needs most", interactive=False,
-                         wrap=True, elem_id="ko-table")
+        c.rank_plot = gr.Plot(show_label=False, label="Each head knocked out alone", elem_id="ko-rank-plot")
+        c.scatter = gr.Plot(show_label=False, label="Entropy against loss", elem_id="ko-scatter")
+    c.table = gr.Dataframe(headers=TABLE_HEADERS, label="The heads the translation needs most", interactive=False,
+                           wrap=True, elem_id="ko-table")
 
+
+def patch_section(c: SimpleNamespace) -> None:
+    """Patching: sentence B, the step and piece read, the button, the result and its three maps."""
     gr.Markdown("**Patching between two sentences.** Type sentence B: sentence A (above) with one word changed, as "
                 "many pieces. Each part of B's run is copied alone into A's, and the map shows how far it moves the "
                 "piece's probability from A's value towards B's: where the difference is carried.")
     with gr.Row(equal_height=True):
-        other = TextInput(label="Sentence B", scale=4, max_length=500, elem_id="ko-other")
-        classic = gr.Button("The classic pair", scale=1, min_width=150, elem_id="ko-classic")
+        c.other = TextInput(label="Sentence B", scale=4, max_length=500, elem_id="ko-other")
+        c.classic = gr.Button("The classic pair", scale=1, min_width=150, elem_id="ko-classic")
     with gr.Row(equal_height=True):
-        pstep = ChoiceDropdown([FIRST_DIFFERENCE], value=0, label="Read at", scale=2, min_width=240,
-                               elem_id="ko-patch-step")
-        piece = TextInput(label="Piece (empty: A's piece there)", scale=2, max_length=100, elem_id="ko-patch-piece")
-        patch_btn = gr.Button("Patch", variant="primary", scale=1, elem_id="ko-patch-btn")
-    patch_html = gr.HTML(elem_id="ko-patch-result")
-    patch_plot = gr.Plot(show_label=False, label="The encoder's residual stream", elem_id="ko-patch-plot")
+        c.pstep = ChoiceDropdown([FIRST_DIFFERENCE], value=0, label="Read at", scale=2, min_width=240,
+                                 elem_id="ko-patch-step")
+        c.piece = TextInput(label="Piece (empty: A's piece there)", scale=2, max_length=100, elem_id="ko-patch-piece")
+        c.patch_btn = gr.Button("Patch", variant="primary", scale=1, elem_id="ko-patch-btn")
+    c.patch_html = gr.HTML(elem_id="ko-patch-result")
+    c.patch_plot = gr.Plot(show_label=False, label="The encoder's residual stream", elem_id="ko-patch-plot")
     with gr.Row():
-        patch_parts = gr.Plot(show_label=False, label="Sub-layers", elem_id="ko-patch-parts")
-        patch_heads = gr.Plot(show_label=False, label="Heads", elem_id="ko-patch-heads")
-    code_panel(knockout.EditedRun.attention, knockout.EditedRun.sublayer, knockout.knockout_edits,
-               knockout.head_importance, patching.patching)
+        c.patch_parts = gr.Plot(show_label=False, label="Sub-layers", elem_id="ko-patch-parts")
+        c.patch_heads = gr.Plot(show_label=False, label="Heads", elem_id="ko-patch-heads")
 
-    # What is shown, as plain values (a link and a live room carry them, and everyone who asks for the same draws
-    # it once: the draw computes through the caches below): the parts applied, the rank's target (None: not
-    # ranked; 0: the whole translation), sentence B, the step and piece read. The method is the radio's.
-    applied, ranked = gr.State(""), gr.State(None)
-    other_b, at, at_piece = gr.State(""), gr.State(0), gr.State("")
-    cached = CausalCache(tr)
 
+def drawer(cached: CausalCache):
+    """The tab's view from plain values (a link's, a room's): each experiment through the shared cache."""
     @safe_view
     def draw_knockout(trace, parts_v, method_v, rank_v, b_v, at_v, piece_v, look, large, scale, narrow=False):
         lk = look_of(look, large, scale, narrow)
         note = lambda text: empty_figure(text, lk.dark, lk.font)   # noqa: E731
         text, method_v = (trace.source.text if trace is not None else ""), method_v or "zero"
         ko = ("", note("Add the parts to switch off, then press Knock out and translate."))
-        ranked_out = ("", note("Press Rank every head."), note("Press Rank every head."), [])
+        ranked = ("", note("Press Rank every head."), note("Press Rank every head."), [])
         patched = ("", *(note("Type sentence B and press Patch.") for _ in range(3)))
-        if trace is None:
-            return (*ko, *ranked_out, *patched)
-        if parts_v:
+        if trace is not None and parts_v:
             r, error = cached.knock_out(text, parts_v, method_v)
             ko = (causal_views.knockout_html(r), causal_views.knockout_figure(r, lk.dark, lk.font)) if r else \
                 (error_html(error), note("This knock-out could not be run."))
-        if rank_v is not None:
-            hi, ex = cached.importance(text, method_v)
-            step = None if int(rank_v) == WHOLE else min(int(rank_v), len(hi.tgt_pieces))
-            ranked_out = (causal_views.importance_caption(hi, step),
-                          causal_views.importance_figure(hi, step, lk.dark, lk.font),
-                          causal_views.importance_scatter(hi, step, ex["entropy"], ex["agreement"], lk.dark, lk.font),
-                          causal_views.importance_table(hi, step, ex["entropy"], ex["labels"], ex["agreement"]))
-        if b_v:
+        if trace is not None and rank_v is not None:
+            ranked = ranking_view(*cached.importance(text, method_v), rank_v, lk)
+        if trace is not None and b_v:
             pm, error = cached.patching(text, b_v, int(at_v or 0), piece_v or "")
             patched = ((causal_views.patch_html(pm), causal_views.patch_residual_figure(pm, lk.dark, lk.font),
                         causal_views.patch_parts_figure(pm, lk.dark, lk.font),
                         causal_views.patch_heads_figure(pm, lk.dark, lk.font)) if pm else
                        (error_html(error), *(note("This patching could not be run.") for _ in range(3))))
-        return (*ko, *ranked_out, *patched)
+        return (*ko, *ranked, *patched)
+    return draw_knockout
 
-    def fit_steps(trace, ranked_v=None, at_v=0):
-        """A new sentence: its steps to choose from, showing the ranking's and the patching's as they stand (set by
-        a button, or by a link: the knock-out, the ranking and sentence B stay; the view says when B no longer fits
-        the new sentence)."""
-        steps = [] if trace is None else [(f"step {i}: {p}", i) for i, p in enumerate(trace.tgt_pieces, 1)]
-        inside = lambda v: int(v) if v is not None and 0 < int(v) <= len(steps) else 0   # noqa: E731
-        return (gr.update(choices=[("the whole translation", WHOLE), *steps], value=inside(ranked_v)),
-                gr.update(choices=[FIRST_DIFFERENCE, *steps], value=inside(at_v)))
 
-    outputs = [ko_html, ko_plot, rank_text, rank_plot, scatter, table, patch_html, patch_plot, patch_parts, patch_heads]
-    tab = TabView(draw_knockout, [applied, method, ranked, other_b, at, at_piece], outputs,
-                  [Fit(fit_steps, [ranked, at], [target, pstep], after_branch=False)])
-    tab.link = dict(knockout=applied, method=method, rank=ranked, b=other_b, at=at, piece=at_piece)
+def ranking_view(hi, extras: dict, rank_v: int, lk) -> tuple:
+    step = None if int(rank_v) == WHOLE else min(int(rank_v), len(hi.tgt_pieces))
+    return (causal_views.importance_caption(hi, step), causal_views.importance_figure(hi, step, lk.dark, lk.font),
+            causal_views.importance_scatter(hi, step, extras["entropy"], extras["agreement"], lk.dark, lk.font),
+            causal_views.importance_table(hi, step, extras["entropy"], extras["labels"], extras["agreement"]))
 
-    def user_error(fn):
-        def wrapper(*args):
-            try:
-                return fn(*args)
-            except ValueError as e:
-                raise gr.Error(str(e), print_exception=False) from None
-        return wrapper
 
-    def shown(trace) -> str:
-        if trace is None:
-            raise ValueError("Translate a sentence first.")
-        return trace.source.text
+def fit_steps(trace, ranked_v=None, at_v=0):
+    """A new sentence: its steps to choose from, showing the ranking's and the patching's as they stand (set by a
+    button, or by a link: the knock-out, the ranking and sentence B stay; the view says when B no longer fits the
+    new sentence)."""
+    steps = [] if trace is None else [(f"step {i}: {p}", i) for i, p in enumerate(trace.tgt_pieces, 1)]
+    inside = lambda v: int(v) if v is not None and 0 < int(v) <= len(steps) else 0   # noqa: E731
+    return (gr.update(choices=[("the whole translation", WHOLE), *steps], value=inside(ranked_v)),
+            gr.update(choices=[FIRST_DIFFERENCE, *steps], value=inside(at_v)))
 
+
+def user_error(fn):
+    """A ValueError (the user's mistake, said in words) as Gradio's one-line message, without a traceback."""
+    def wrapper(*args):
+        try:
+            return fn(*args)
+        except ValueError as e:
+            raise gr.Error(str(e), print_exception=False) from None
+    return wrapper
+
+
+def shown(trace) -> str:
+    if trace is None:
+        raise ValueError("Translate a sentence first.")
+    return trace.source.text
+
+
+def appliers(cached: CausalCache):
+    """The buttons' handlers: each checks and computes (a mistake said at once; the draw then reads the cache) and
+    sets the tab's plain values."""
     @user_error
     def apply_knockout(trace, parts_v, method_v):
         ko = causal.parse_parts(parts_v or "", method_v or "zero")
         if ko.empty:
             raise ValueError("Add at least one part to switch off (or type one, e.g. cross L3 H6).")
         parts_v = causal.parts_text(ko)
-        r, error = cached.knock_out(shown(trace), parts_v, ko.method)   # computed here, drawn from the cache
+        r, error = cached.knock_out(shown(trace), parts_v, ko.method)
         if r is None:
             raise ValueError(error)
         return parts_v, parts_v
@@ -289,23 +297,44 @@ def build_knockout_tab(page: Page) -> TabView:
         if pm is None:
             raise ValueError(error)
         return b_v, int(step_v or 0), piece_v or ""
+    return apply_knockout, apply_rank, apply_patch
 
+
+def build_knockout_tab(page: Page) -> TabView:
+    c = knockout_section(page)
+    rank_section(c)
+    patch_section(c)
+    code_panel(knockout.EditedRun.attention, knockout.EditedRun.sublayer, knockout.knockout_edits,
+               knockout.head_importance, patching.patching)
+    # What is shown, as plain values (a link and a live room carry them, and everyone who asks for the same draws
+    # it once): the parts applied, the rank's target (None: not ranked; 0: the whole translation), sentence B, the
+    # step and piece read. The method is the radio's.
+    applied, ranked = gr.State(""), gr.State(None)
+    other_b, at, at_piece = gr.State(""), gr.State(0), gr.State("")
+    cached = CausalCache(page.translator)
+    outputs = [c.ko_html, c.ko_plot, c.rank_text, c.rank_plot, c.scatter, c.table, c.patch_html, c.patch_plot,
+               c.patch_parts, c.patch_heads]
+    tab = TabView(drawer(cached), [applied, c.method, ranked, other_b, at, at_piece], outputs,
+                  [Fit(fit_steps, [ranked, at], [c.target, c.pstep], after_branch=False)])
+    tab.link = dict(knockout=applied, method=c.method, rank=ranked, b=other_b, at=at, piece=at_piece)
+    apply_knockout, apply_rank, apply_patch = appliers(cached)
     quiet = dict(api_visibility="undocumented")
     draw = dict(fn=tab.draw, inputs=tab.inputs(page), outputs=outputs, concurrency_id="draw", **quiet)
-    add.click(add_part, [parts, part, layer, head], parts, queue=False, **quiet)
-    clear.click(lambda: ("", ""), None, [parts, applied], queue=False, **quiet).then(**draw)
-    causal_events = dict(concurrency_id="causal", concurrency_limit=APP_CAUSAL_CONCURRENCY)
-    gr.on([run.click, parts.submit], apply_knockout, [page.trace, parts, method], [applied, parts], **causal_events,
-          **quiet).success(**draw)
-    rank.click(apply_rank, [page.trace, method, target], ranked, **causal_events, **quiet).success(**draw)
-    target.input(lambda r, t: None if r is None else int(t or WHOLE), [ranked, target], ranked, queue=False,
-                 **quiet).then(**draw)
-    method.input(**draw)
-    classic.click(lambda: (CLASSIC_A, CLASSIC_B), None, [page.english, other], queue=False, **quiet).then(
+    causal_events = dict(concurrency_id="causal", concurrency_limit=APP_CAUSAL_CONCURRENCY, **quiet)
+    c.add.click(add_part, [c.parts, c.part, c.layer, c.head], c.parts, queue=False, **quiet)
+    c.clear.click(lambda: ("", ""), None, [c.parts, applied], queue=False, **quiet).then(**draw)
+    gr.on([c.run.click, c.parts.submit], apply_knockout, [page.trace, c.parts, c.method], [applied, c.parts],
+          **causal_events).success(**draw)
+    c.rank.click(apply_rank, [page.trace, c.method, c.target], ranked, **causal_events).success(**draw)
+    c.target.input(lambda r, t: None if r is None else int(t or WHOLE), [ranked, c.target], ranked, queue=False,
+                   **quiet).then(**draw)
+    c.method.input(**draw)
+    c.classic.click(lambda: (CLASSIC_A, CLASSIC_B), None, [page.english, c.other], queue=False, **quiet).then(
         None, js="() => document.getElementById('translate-btn').click()", **quiet)   # A translated; B ready
-    gr.on([patch_btn.click, other.submit], apply_patch, [page.trace, other, pstep, piece], [other_b, at, at_piece],
-          **causal_events, **quiet).success(**draw)
-    gr.api(knockout_api(tr), api_name="knockout", **causal_events)
-    gr.api(importance_api(tr), api_name="head_importance", **causal_events)
-    gr.api(patching_api(tr), api_name="patching", **causal_events)
+    gr.on([c.patch_btn.click, c.other.submit], apply_patch, [page.trace, c.other, c.pstep, c.piece],
+          [other_b, at, at_piece], **causal_events).success(**draw)
+    api = dict(concurrency_id="causal", concurrency_limit=APP_CAUSAL_CONCURRENCY)
+    gr.api(knockout_api(page.translator), api_name="knockout", **api)
+    gr.api(importance_api(page.translator), api_name="head_importance", **api)
+    gr.api(patching_api(page.translator), api_name="patching", **api)
     return tab
