@@ -216,8 +216,8 @@ def test_patching_the_whole_residual_stream_gives_the_second_sentence(tiny_model
 
 def test_patching_maps_match_single_patches(tiny_model, monkeypatch):
     """Each map's batched rows (several passes, as the real model's) against one patch at a time."""
-    import transformer.probes.patching as P
-    monkeypatch.setattr(P, "ROWS_PER_PASS", 4)
+    import transformer.probes.knockout as K
+    monkeypatch.setattr(K, "ROWS_PER_PASS", 4)
     src_a, src_b, tgt = pair(tiny_model, seed=11)
     pm = run_patching(tiny_model, src_a, src_b, tgt, step=5)
     a, b = torch.tensor([src_a]), torch.tensor([src_b])

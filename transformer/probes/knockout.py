@@ -223,6 +223,27 @@ def all_heads(model: Transformer) -> list[tuple[str, int, int]]:
     return [(k, n, h) for k in HEAD_KINDS for n in range(1, layers[k] + 1) for h in range(1, model.cfg.n_heads + 1)]
 
 
+def heads_one_per_row(model: Transformer, heads: Sequence[tuple[str, int, int]], replacement) -> Edits:
+    """One batch row per head (kind, layer, head; 1-based): that head's share replaced by `replacement(site)`, every
+    other head kept (patching.py builds its head map with it too)."""
+    edits: Edits = {}
+    for r, (kind, layer, head) in enumerate(heads):
+        key = ("head", kind, layer)
+        if key not in edits:
+            edits[key] = (torch.ones(len(heads), model.cfg.n_heads, 1, 1, dtype=model.embedding.weight.dtype,
+                                     device=model.device), replacement(key))
+        edits[key][0][r, head - 1] = 0
+    return edits
+
+
+def row_passes(edits: Edits, rows: int):
+    """Edits of `rows` batch rows taken ROWS_PER_PASS rows a pass: (rows in the pass, its edits)."""
+    for start in range(0, rows, ROWS_PER_PASS):
+        stop = min(rows, start + ROWS_PER_PASS)
+        yield stop - start, {key: (keep[start:stop] if keep.dim() and keep.size(0) == rows else keep, repl)
+                             for key, (keep, repl) in edits.items()}
+
+
 @torch.inference_mode()
 def head_importance(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int], method: str,
                     tgt_pieces: Sequence[str]) -> HeadImportance:
@@ -233,22 +254,11 @@ def head_importance(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequenc
     src, tgt_in, tgt_out, logp, seen = original_run(model, src_ids, tgt_ids)
     means = means_of(seen)
     heads = all_heads(model)
-    H, dtype = model.cfg.n_heads, model.embedding.weight.dtype
-    deltas = []
-    for start in range(0, len(heads), ROWS_PER_PASS):
-        rows = heads[start:start + ROWS_PER_PASS]
-        edits: Edits = {}
-        for r, (kind, layer, head) in enumerate(rows):
-            key = ("head", kind, layer)
-            if key not in edits:
-                edits[key] = (torch.ones(len(rows), H, 1, 1, dtype=dtype, device=model.device),
-                              0.0 if method == "zero" else means[key])
-            edits[key][0][r, head - 1] = 0
-        B = len(rows)
-        logits = EditedRun(model, edits)(src.expand(B, -1), tgt_in.expand(B, -1))
-        deltas.append(chosen_log_probs(logits, tgt_out) - logp)
+    edits = heads_one_per_row(model, heads, lambda key: 0.0 if method == "zero" else means[key])
+    deltas = [chosen_log_probs(EditedRun(model, part)(src.expand(B, -1), tgt_in.expand(B, -1)), tgt_out) - logp
+              for B, part in row_passes(edits, len(heads))]
     delta = torch.cat(deltas).numpy()                                                  # (heads, T)
-    layers = kind_layers(model)
+    H, layers = model.cfg.n_heads, kind_layers(model)
     per_step, i = {}, 0
     for kind in HEAD_KINDS:
         n = layers[kind] * H

@@ -20,7 +20,7 @@ import torch
 
 from ..causal import HEAD_KINDS, PatchMap
 from ..model.transformer import Transformer
-from .knockout import ROWS_PER_PASS, EditedRun, Edits, kind_layers
+from .knockout import EditedRun, Edits, all_heads, heads_one_per_row, kind_layers, row_passes
 
 STACK_PARTS = {"encoder": (("encoder-self", "self-attention"), ("encoder-ffn", "feed-forward")),
                "decoder": (("decoder-self", "masked self-attention"), ("cross", "cross-attention"),
@@ -47,15 +47,12 @@ def p_last(logits: torch.Tensor, piece: int) -> np.ndarray:
 
 
 def batched(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, edits: Edits, rows: int, piece: int):
-    """p(piece) at the last position for `rows` rows of edits, ROWS_PER_PASS rows a pass."""
+    """p(piece) at the last position for `rows` rows of edits, ROWS_PER_PASS rows a pass (knockout.py)."""
     out = []
-    for start in range(0, rows, ROWS_PER_PASS):
-        stop = min(rows, start + ROWS_PER_PASS)
-        part = {key: (keep[start:stop] if keep.dim() and keep.size(0) == rows else keep, repl)
-                for key, (keep, repl) in edits.items()}
+    for B, part in row_passes(edits, rows):
         run = EditedRun(model, part)
-        memory, mask = run.encode(src.expand(stop - start, -1))
-        out.append(p_last(run.decode(tgt_in.expand(stop - start, -1), memory, mask, last_only=True), piece))
+        memory, mask = run.encode(src.expand(B, -1))
+        out.append(p_last(run.decode(tgt_in.expand(B, -1), memory, mask, last_only=True), piece))
     return np.concatenate(out) if out else np.zeros(0)
 
 
@@ -78,15 +75,8 @@ def sublayer_map(model: Transformer, run, seen_b: dict) -> dict:
 def head_map(model: Transformer, run, seen_b: dict) -> dict:
     """Each head's share copied from B, a row each: kind -> (layers, heads)."""
     H, layers = model.cfg.n_heads, kind_layers(model)
-    heads = [(kind, n, h) for kind in HEAD_KINDS for n in range(1, layers[kind] + 1) for h in range(H)]
-    edits: Edits = {}
-    for r, (kind, n, h) in enumerate(heads):
-        key = ("head", kind, n)
-        if key not in edits:
-            edits[key] = (torch.ones(len(heads), H, 1, 1, dtype=model.embedding.weight.dtype, device=model.device),
-                          seen_b[key])
-        edits[key][0][r, h] = 0
-    p, out, i = run(edits, len(heads)), {}, 0
+    heads = all_heads(model)
+    p, out, i = run(heads_one_per_row(model, heads, lambda key: seen_b[key]), len(heads)), {}, 0
     for kind in HEAD_KINDS:
         out[kind], i = p[i:i + layers[kind] * H].reshape(layers[kind], H), i + layers[kind] * H
     return out

@@ -59,37 +59,33 @@ def knockout_figure(r: KnockOutResult, dark: bool, font_size: int):
 
 
 # ---------------------------------------------------------------- which heads matter
-def head_rows(hi: HeadImportance) -> list[str]:
-    return [f"{KIND_ROWS[k]} L{n}" for k in hi.per_step for n in range(1, hi.layers[k] + 1)]
-
-
-def stacked(hi: HeadImportance, step: Optional[int]) -> np.ndarray:
-    """(all layers of every kind, heads): Δ log p, encoder rows first, then decoder self, then cross."""
-    return np.concatenate([hi.total(k, step) for k in hi.per_step])
+def heads_by_kind(per_kind: dict, z_of, zmin: float, zmax: float, hover: str, bar: dict, title: str, dark: bool,
+                  font_size: int):
+    """Layers × heads of every attention kind stacked (encoder, decoder self, cross; a line between kinds), each
+    kind's (layers, heads) array through `z_of`, on one signed colour range: the ranking's and the patching's maps."""
+    rows = [f"{KIND_ROWS[k]} L{n}" for k, a in per_kind.items() for n in range(1, a.shape[0] + 1)]
+    z = np.concatenate([z_of(a) for a in per_kind.values()])
+    heads = [str(h) for h in range(1, z.shape[1] + 1)]
+    heat = dict(type="heatmap", z=f32(z, 4), x=heads, y=rows, zmin=zmin, zmax=zmax, hovertemplate=hover, xgap=1,
+                ygap=1, colorscale=colorscale_for(SIGNED_SCALE, dark), colorbar=dict(thickness=14, **bar))
+    ends = np.cumsum([a.shape[0] for a in per_kind.values()])[:-1]
+    shapes = [dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=n - 0.5, y1=n - 0.5,
+                   line=dict(color="#fff" if dark else "#000", width=2)) for n in ends]
+    layout = dict(xaxis=dict(title=dict(text="head"), type="category", side="bottom"),
+                  yaxis=dict(title=dict(text="attention kind and layer"), type="category", autorange="reversed"),
+                  shapes=shapes)
+    return fast_figure([heat], layout, dark, font_size, heatmap_height(len(rows) + 2, heads, font_size), title)
 
 
 def importance_figure(hi: HeadImportance, step: Optional[int], dark: bool, font_size: int):
     """Layers × heads, every kind stacked: Δ log p when that head alone is knocked out (blue: the translation
     loses probability without it). One signed colour range centred on 0."""
-    z = stacked(hi, step)
-    rows = head_rows(hi)
-    m = float(np.abs(z).max(initial=0.0)) or 1.0
-    heads = [str(h) for h in range(1, hi.heads + 1)]
+    m = float(max(np.abs(hi.total(k, step)).max(initial=0.0) for k in hi.per_step)) or 1.0
     what = ("the whole translation's log-probability" if step is None else
             f"log p of step {step}'s piece {esc(hi.tgt_pieces[step - 1])}")
-    heat = dict(type="heatmap", z=f32(z, 4), x=heads, y=rows, zmin=-m, zmax=m, colorscale=colorscale_for(SIGNED_SCALE, dark),
-                hovertemplate="%{y} head %{x}: Δ log p = %{z:+.3f}<extra></extra>", xgap=1, ygap=1,
-                colorbar=dict(title=dict(text="Δ log p"), thickness=14))
-    bounds, shapes, n = [], [], 0
-    for k in list(hi.per_step)[:-1]:
-        n += hi.layers[k]
-        shapes.append(dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=n - 0.5, y1=n - 0.5,
-                           line=dict(color="#000" if not dark else "#fff", width=2)))
-    layout = dict(xaxis=dict(title=dict(text="head"), type="category", side="bottom"),
-                  yaxis=dict(title=dict(text="attention kind and layer"), type="category", autorange="reversed"),
-                  shapes=shapes)
-    title = f"Each head knocked out alone ({hi.method}): Δ {what}"
-    return fast_figure([heat], layout, dark, font_size, heatmap_height(len(rows) + 2, heads, font_size), title)
+    return heads_by_kind(hi.per_step, lambda d: d.sum(-1) if step is None else d[..., step - 1], -m, m,
+                         "%{y} head %{x}: Δ log p = %{z:+.3f}<extra></extra>", dict(title=dict(text="Δ log p")),
+                         f"Each head knocked out alone ({hi.method}): Δ {what}", dark, font_size)
 
 
 def importance_scatter(hi: HeadImportance, step: Optional[int], entropy: dict, agreement: dict, dark: bool,
@@ -188,19 +184,9 @@ def patch_parts_figure(pm: PatchMap, dark: bool, font_size: int):
 
 
 def patch_heads_figure(pm: PatchMap, dark: bool, font_size: int):
-    rows, z = [], []
-    for k, p in pm.head_p.items():
-        rows += [f"{KIND_ROWS[k]} L{n}" for n in range(1, p.shape[0] + 1)]
-        z.append(pm.restored(p))
-    z = np.concatenate(z)
-    heads = [str(h) for h in range(1, z.shape[1] + 1)]
-    heat = dict(type="heatmap", z=f32(z, 3), x=heads, y=rows, zmin=-1, zmax=1, colorscale=colorscale_for(SIGNED_SCALE, dark),
-                xgap=1, ygap=1, hovertemplate="%{y} head %{x} from B: restored %{z:.0%}<extra></extra>",
-                colorbar=dict(title=dict(text="restored"), thickness=14, tickformat=".0%"))
-    layout = dict(xaxis=dict(title=dict(text="head"), type="category", side="bottom"),
-                  yaxis=dict(type="category", autorange="reversed"))
-    title = f"Each head's share copied from B: p({esc(pm.piece)}) restored towards B"
-    return fast_figure([heat], layout, dark, font_size, heatmap_height(len(rows) + 1, heads, font_size), title)
+    return heads_by_kind(pm.head_p, pm.restored, -1, 1, "%{y} head %{x} from B: restored %{z:.0%}<extra></extra>",
+                         dict(title=dict(text="restored"), tickformat=".0%"),
+                         f"Each head's share copied from B: p({esc(pm.piece)}) restored towards B", dark, font_size)
 
 
 def patch_html(pm: PatchMap) -> str:

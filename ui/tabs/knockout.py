@@ -3,6 +3,7 @@ what the translation loses without it; patch parts of a second sentence's run in
 """
 from __future__ import annotations
 
+import functools
 import html
 from types import SimpleNamespace
 
@@ -49,42 +50,48 @@ def add_part(current: str, part: str, layer, head) -> str:
     return ", ".join(have if new in have else [*have, new])
 
 
+def user_error(fn):
+    """A ValueError (the user's mistake, said in words) as Gradio's one-line message, without a traceback; the
+    wrapped function's name, signature and types kept (the API's page reads them)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as e:
+            raise gr.Error(str(e), print_exception=False) from None
+    return wrapper
+
+
 def knockout_api(translator: Translator):
+    @user_error
     def switch_off(english: str, parts: str, method: str = "zero") -> dict:
         """`english` translated again with `parts` switched off (e.g. "cross L3 H6, enc L2 ffn, positions source"),
         each zeroed (`method` = zero) or replaced by its mean over the sentence's positions (mean): both
         translations, and each original piece's probability before and after (teacher forcing)."""
-        try:
-            ko = causal.parse_parts(parts, method)
-            if ko.empty:
-                raise ValueError(f"Name at least one part to switch off. {causal.PART_HELP}")
-            return causal.knockout_json(translator.knock_out(english, ko))
-        except ValueError as e:
-            raise gr.Error(str(e), print_exception=False) from None
+        ko = causal.parse_parts(parts, method)
+        if ko.empty:
+            raise ValueError(f"Name at least one part to switch off. {causal.PART_HELP}")
+        return causal.knockout_json(translator.knock_out(english, ko))
     return switch_off
 
 
 def importance_api(translator: Translator):
+    @user_error
     def head_importance(english: str, method: str = "zero", step: int = 0) -> dict:
         """Every head of `english`'s translation knocked out alone: Δ log p of the whole translation (or, with
         `step` ≥ 1, of that step's piece), ranked, and per step."""
-        try:
-            n = len(translator.limited_trace(english).tgt_pieces)         # the step checked before any work
-            s = None if step in (None, 0, "") else params.whole_number(step, "step", 1, n)
-            return causal.importance_json(translator.head_importance(english, method), s)
-        except ValueError as e:
-            raise gr.Error(str(e), print_exception=False) from None
+        n = len(translator.limited_trace(english).tgt_pieces)             # the step checked before any work
+        s = None if step in (None, 0, "") else params.whole_number(step, "step", 1, n)
+        return causal.importance_json(translator.head_importance(english, method), s)
     return head_importance
 
 
 def patching_api(translator: Translator):
+    @user_error
     def patch(english_a: str, english_b: str, step: int = 0, piece: str = "") -> dict:
         """Sentence A's run with each part of sentence B's copied in (B: A with one word changed, as many pieces):
         p(piece) at `step` (0: the first step where their translations differ; piece: A's there) after each patch."""
-        try:
-            return causal.patch_json(translator.patching(english_a, english_b, step, piece))
-        except ValueError as e:
-            raise gr.Error(str(e), print_exception=False) from None
+        return causal.patch_json(translator.patching(english_a, english_b, step, piece))
     return patch
 
 
@@ -251,16 +258,6 @@ def fit_steps(trace, ranked_v=None, at_v=0):
     inside = lambda v: int(v) if v is not None and 0 < int(v) <= len(steps) else 0   # noqa: E731
     return (gr.update(choices=[("the whole translation", WHOLE), *steps], value=inside(ranked_v)),
             gr.update(choices=[FIRST_DIFFERENCE, *steps], value=inside(at_v)))
-
-
-def user_error(fn):
-    """A ValueError (the user's mistake, said in words) as Gradio's one-line message, without a traceback."""
-    def wrapper(*args):
-        try:
-            return fn(*args)
-        except ValueError as e:
-            raise gr.Error(str(e), print_exception=False) from None
-    return wrapper
 
 
 def shown(trace) -> str:
