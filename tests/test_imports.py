@@ -38,11 +38,12 @@ FORBIDDEN = {
     "tools": ("bench", "tests"),
 }
 TORCH_FREE = ["transformer.config", "transformer.params", "transformer.pieces", "transformer.trace", "transformer.doubt",
-              "transformer.examples", "transformer.steering", "transformer.why", "transformer.causal", "transformer.replay",
+              "transformer.examples", "transformer.steering", "transformer.why", "transformer.causal", "transformer.votes", "transformer.replay",
               "transformer.positional", "transformer.viz.views", "transformer.viz.report", "transformer.viz.why",
               "transformer.viz.steering", "transformer.viz.learning", "transformer.viz.links",
               "transformer.viz.analysis", "transformer.viz.figure", "transformer.viz.plots",
-              "transformer.viz.positional_plots", "transformer.viz.style", "transformer.viz.layer", "ui.settings"]
+              "transformer.viz.positional_plots", "transformer.viz.style", "transformer.viz.layer", "transformer.viz.votes",
+              "ui.settings"]
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:

@@ -18,7 +18,7 @@ from .inputs import ChoiceDropdown
 from .events import NewTraceViews, draw_on_select, redraw_visible, sentence_choices, translate_callback
 from .fast_events import one_hop
 from .header import build_display_section, build_header, build_input_section
-from .links import BLUR_JS, link_loader, wire_links
+from .links import BLUR_JS, link_controls, link_loader, wire_links
 from .follow import FollowerViews, FollowPage, ViewFrames
 from .live import wire_live
 from .live_routes import live_routes
@@ -35,6 +35,7 @@ from .tabs.about import build_about_tab
 from .tabs.learning import replay_of
 from .theme import CSS, page_js, theme
 from .tour import tour_json
+from .votes import VotePanel, build_vote_panel, known_piece_of, wire_votes
 
 
 def build_tabs(page: Page, translator: Translator, checkpoint: Path, current_tab: gr.State, drawn: gr.State):
@@ -69,6 +70,7 @@ class PageParts:
     results: list             # French, run info, pieces
     link: tuple               # Copy link button, link box
     live: tuple               # live session: start, end, the room panel, its status line
+    votes: VotePanel          # the room answers: ask, count, reveal (ui/votes.py)
 
 
 def build_page(translator: Translator, checkpoint: Path) -> PageParts:
@@ -84,8 +86,9 @@ def build_page(translator: Translator, checkpoint: Path) -> PageParts:
     with gr.Row(elem_id="viewing-row", equal_height=True):   # shown (style.css) only while it has something to say
         page.viewing.render()
         page.back.render()
+    votes = build_vote_panel()       # presenter mode, during a live session: above the tabs, folded to a line
     tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab, drawn)
-    return PageParts(page, tabs, tabs_box, current_tab, drawn, example, picker, go_btn, results, link, live)
+    return PageParts(page, tabs, tabs_box, current_tab, drawn, example, picker, go_btn, results, link, live, votes)
 
 
 def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY,
@@ -148,11 +151,13 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
         wire_page_load(demo, translator, page, tabs, fresh, [text, *result_outputs, tabs_box, current_tab],
                        drawn, redraw, model, picker)
         watch, limits = RoomWatch(rooms), RoomLimits()
-        wire_live(demo, page, tabs, current_tab, rooms, watch, *parts.live[:4], limits=limits)
+        live = wire_live(demo, page, tabs, current_tab, rooms, watch, *parts.live[:4], limits=limits)
+        wire_votes(parts.votes, live, page, tabs, current_tab, [c for *_, c in link_controls(tabs)])
         wire_links(page, tabs, text, current_tab, *parts.link,
                    new_text=[go_btn.click, text.submit, example.input, picker.input])
     demo.rooms, demo.watch, demo.limits = rooms, watch, limits
     demo.frames = ViewFrames(FollowerViews(page, tabs, translator).build)   # what a follower's page is sent
+    demo.known_piece = known_piece_of(translator.tokenizer)                   # a student's typed word (votes)
     demo.page_js = page_js(tour_json(translator.cfg))   # the page's scripts, the tour's stops with the model's sizes
     return demo
 
@@ -259,7 +264,7 @@ def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, b
     demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
                 state_session_capacity=APP_MAX_SESSIONS,
                 css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True,
-                app_kwargs={"routes": live_routes(demo.rooms, demo.watch, demo.frames, demo.limits),
+                app_kwargs={"routes": live_routes(demo.rooms, demo.watch, demo.frames, demo.limits, demo.known_piece),
                                                   "middleware": [Middleware(FollowPage)]})
     if block:
         demo.block_thread()

@@ -29,6 +29,7 @@ from transformer import examples
 from transformer.serving.translator import Translator
 from transformer.viz import links
 from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE
+from transformer.votes import Question
 
 from .links import link_updates
 from .page import KIND_CHOICES, Page, TabView, update_value
@@ -181,10 +182,13 @@ class ViewFrames:
             return json.dumps({"error": "This view could not be drawn here: the presenter's screen shows it."}).encode()
 
     async def frame(self, view: RoomView, look: Look) -> bytes:
-        """One server-sent event: ``id: VERSION`` and ``data: {"version", "state", "view"}``."""
+        """One server-sent event: ``id: VERSION`` and ``data: {"version", "state", "view", "question"}`` (the
+        room's question as a student may see it: ``votes.Question.public``, or null)."""
         body = await self.body(view, look)
         head = b'id: %d\ndata: {"version":%d,"state":' % (view.version, view.version)
-        return b"".join((head, json.dumps(view.state).encode(), b',"view":', body, b"}\n\n"))
+        question = json.dumps(Question.of(view.question).public()).encode() if view.question else b"null"
+        return b"".join((head, json.dumps(view.state).encode(), b',"view":', body, b',"question":', question,
+                         b"}\n\n"))
 
 
 class Asset:
@@ -219,6 +223,7 @@ def plotly_js_path() -> Path:
 
 
 ASSETS = {"/live/static/follow.js": Asset(STATIC / "follow.js", "text/javascript; charset=utf-8", 300),
+          "/live/static/vote.js": Asset(STATIC / "vote.js", "text/javascript; charset=utf-8", 300),
           "/live/static/follow.css": Asset(STATIC / "follow.css", "text/css; charset=utf-8", 300),
           "/live/static/plotly.min.js": Asset(plotly_js_path(), "text/javascript; charset=utf-8", 86400)}
 PAGE = Asset(STATIC / "follow.html", "text/html; charset=utf-8", 60)

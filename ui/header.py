@@ -76,15 +76,22 @@ JOIN_HTML = ('<form class="join-form" action="/" method="get" autocomplete="off"
              '</button></form>')
 
 
+VOTE_TOGGLE_JS = ("() => { const on = document.body.classList.toggle('vote-panel-open');"
+                  " document.getElementById('vote-toggle').setAttribute('aria-pressed', String(on)); }")
+
+
 def live_controls() -> tuple:
     """Presenter mode: start and end a live session (ui/live.py); on other pages, the box that joins a lecture."""
     with gr.Row(elem_classes="presenter-only", elem_id="live-row"):
         start = gr.Button("Start live session", size="sm", elem_id="live-start")
         end = gr.Button("End live session", size="sm", elem_id="live-end", visible=False)
+        # the room answers (ui/votes.py): opens the panel above the tabs (in the browser: no request)
+        ask = gr.Button("Ask the room", size="sm", elem_id="vote-toggle")
+    ask.click(None, None, None, js=VOTE_TOGGLE_JS, queue=False, api_visibility="private")
     panel = gr.HTML(visible=False, elem_id="live-panel")
     note = gr.HTML("", elem_id="live-status", elem_classes="presenter-only", padding=False)   # outages, a resume
     gr.HTML(JOIN_HTML, elem_id="join", elem_classes="not-presenter", padding=False)
-    return start, end, panel, note
+    return start, end, panel, note, ask
 
 
 def build_display_section(cfg: ModelConfig, trace_state: gr.State, look, large) -> list:

@@ -269,6 +269,7 @@ def wire_live(demo, page: Page, tabs: list, current_tab, rooms: RoomStore, watch
     # (code, secret) in the presenter's browser: it survives a reload and a restart of the app. A fixed key (the
     # value is the presenter's own, sent with each event) so that a restarted app reads it.
     room = gr.BrowserState(NO_ROOM, storage_key=ROOM_KEY, secret=os.environ.get("APP_BROWSER_STATE_KEY", ROOM_KEY))
+    live.room = room                        # the room's questions (ui/votes.py) are asked with the same secret
     timer = gr.Timer(PUBLISH_EVERY_S, active=False)
     controls = [c for *_, c in link_controls(tabs)]
     quiet = dict(api_visibility="private", queue=False)

@@ -2,7 +2,8 @@
 
 ``GET /live/rooms/CODE/events``: the room's views as server-sent events, each with its figures as data for the
 page's look; ``GET /live/rooms/CODE``: its view parameters with an ETag; ``GET /live/rooms/CODE/view``: the same
-drawn, for pages that poll; ``GET /live/rooms/CODE/qr.svg``: the follow link's QR code. Every route looks the room
+drawn, for pages that poll; ``GET /live/rooms/CODE/qr.svg``: the follow link's QR code; ``POST /live/rooms/CODE/answer``: a student's answer to
+the room's open question (``votes.py``). Every route looks the room
 up the same way (``FollowerRoutes.lookup``): 429 for a client locked out (too many unknown codes), 503 while the
 store does not answer, 404 for a room that is not running (an unknown code counts against the client).
 """
@@ -11,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from typing import Optional
+import re
+from typing import Callable, Optional
 
 from fastapi import APIRouter, Request, Response          # gradio's own server
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -19,13 +21,17 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from .follow import Look, ViewFrames
 from .room_limits import RoomLimits
 from .room_watch import KEEP_ALIVE, TROUBLES, RoomWatch
-from .rooms import RoomStore, StoreDown
+from transformer.votes import Question, VoteError, accept
+
+from .rooms import NoSuchRoom, QuestionClosed, RoomStore, StoreDown, digest
 from .settings import forwarded_hops
 
 ROUTE = "/live/rooms"
 # what a follower's stream is told besides views (ui/static/follow.js)
 EVENTS = [(marker, f"event: {name}\ndata: {{}}\n\n".encode()) for name, marker in
           (("interrupted", TROUBLES["down"]), ("lost", TROUBLES["lost"]), ("resumed", TROUBLES[None]))]
+MAX_ANSWER_BYTES = 1024        # an answer's body: {"student", "question", "answer": {"option"} or {"typed"}}
+STUDENT = re.compile(r"[A-Za-z0-9_-]{16,64}")   # a student's token: random, made by the follower's page
 NOT_YET = {"Cache-Control": "no-cache"}     # a room made that has shown nothing yet (just started or taken up again)
 
 
@@ -60,6 +66,10 @@ def client_of(request) -> str:
     return getattr(client, "host", None) or "unknown"
 
 
+def refusal(error: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": error}, status_code=status, headers={"Cache-Control": "no-store"})
+
+
 def gone(rooms: RoomStore, code: str) -> JSONResponse:
     """404 for a room that is not running: ended (it was a room) or unknown (a mistyped code, or a room a restart
     lost: the page of a student who was following waits for its presenter to take it up again)."""
@@ -85,8 +95,9 @@ class FollowerRoutes:
     """The routes, over one room store, one watcher of rooms, one cache of drawn views and the clients' limits."""
 
     def __init__(self, rooms: RoomStore, watch: RoomWatch, frames: ViewFrames,
-                 limits: Optional[RoomLimits] = None) -> None:
+                 limits: Optional[RoomLimits] = None, known_piece: Optional[Callable] = None) -> None:
         self.rooms, self.watch, self.frames, self.limits = rooms, watch, frames, limits or RoomLimits()
+        self.known_piece = known_piece          # a typed word as one piece of the vocabulary, or None
 
     async def lookup(self, code: str, request: Request):
         """(the room's view, None) or (None, the answer that refuses it)."""
@@ -167,6 +178,45 @@ class FollowerRoutes:
         frame = await self.frames.frame(view, look)
         return Response(frame[frame.index(b"data: ") + 6:-2], media_type="application/json", headers=headers)
 
+    async def answer(self, code: str, request: Request):
+        """A student's answer: ``{"student": token, "question": id, "answer": {"option": i} | {"typed": word}}``.
+        200 ``{"ok", "key", "label", "replaced"}`` once stored (one answer per student token: a second replaces
+        the first); 400 for an answer the question cannot take, 409 once the question is closed, 413, 429, and the
+        room's own refusals (404, 503), each with a message the page shows."""
+        body = await request.body()
+        if len(body) > MAX_ANSWER_BYTES:
+            return refusal("An answer is a few words at most.", 413)
+        try:
+            sent = json.loads(body)
+            student, qid = str(sent["student"]), sent["question"]
+            if not STUDENT.fullmatch(student) or isinstance(qid, bool) or not isinstance(qid, int):
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            return refusal("This answer could not be read: reload the page and answer again.", 400)
+        if not self.limits.may_answer(client_of(request), student):
+            return refusal("Too many answers in a few seconds: wait a moment, then answer again.", 429)
+        view = self.watch.current(code)
+        if view is None or not view.question or view.question.get("id") != qid:
+            view, refused = await self.lookup(code, request)      # (the watcher's copy may be a moment old)
+            if refused is not None:
+                return refused
+        if not view.question or view.question.get("id") != qid or view.question.get("status") != "open":
+            return refusal("This question is closed: the presenter's screen shows the answers.", 409)
+        q = Question.of(view.question)
+        try:
+            key = accept(q, sent.get("answer"), self.known_piece)
+            replaced = await asyncio.to_thread(self.rooms.answer, code, qid, digest(student)[:32], key)
+        except VoteError as e:
+            return refusal(str(e), 400)
+        except QuestionClosed as e:
+            return refusal(f"Not counted: {e}.", 409)
+        except NoSuchRoom:
+            return await asyncio.to_thread(gone, self.rooms, code)
+        except StoreDown:
+            return unavailable()
+        return JSONResponse({"ok": True, "question": qid, "key": key, "label": q.label(key), "replaced": replaced},
+                            headers={"Cache-Control": "no-store"})
+
     async def qr(self, code: str, request: Request):
         _, refused = await self.lookup(code, request)
         if refused is not None:
@@ -175,13 +225,15 @@ class FollowerRoutes:
                         headers={"Cache-Control": "max-age=3600"})
 
 
-def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames, limits: Optional[RoomLimits] = None) -> list:
+def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames, limits: Optional[RoomLimits] = None,
+                known_piece: Optional[Callable] = None) -> list:
     """The followers' routes and the room's QR code, for the app's FastAPI server. Given to it when it is built
     (``launch(app_kwargs={"routes": ...})``), so they answer from the server's first request: added after
     ``launch()``, a follower arriving in the first instant got a 404."""
-    routes, app = FollowerRoutes(rooms, watch, frames, limits), APIRouter()
+    routes, app = FollowerRoutes(rooms, watch, frames, limits, known_piece), APIRouter()
     app.get(ROUTE + "/{code}/events")(routes.events)
     app.get(ROUTE + "/{code}")(routes.view)
     app.get(ROUTE + "/{code}/view")(routes.view_drawn)
     app.get(ROUTE + "/{code}/qr.svg")(routes.qr)
+    app.post(ROUTE + "/{code}/answer")(routes.answer)
     return app.routes

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import secrets
+import socket
+import time
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Optional
 
@@ -25,6 +29,8 @@ INTERRUPTED = RoomView(-2, {})
 LOST = RoomView(-3, {})
 RESUMED = RoomView(-4, {})
 TROUBLES = {"down": INTERRUPTED, "lost": LOST, None: RESUMED}
+TELL_FOLLOWERS_S = 2.0          # how often a process tells the store how many follow each room here (the vote's count)
+PROCESS = f"{socket.gethostname()[:40]}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
 @dataclass
@@ -65,9 +71,30 @@ class RoomWatch:
     async def _read(self, code: str) -> Optional[RoomView]:
         return await asyncio.to_thread(self.rooms.read, code)
 
+    async def _tell(self, code: str, n: int) -> None:
+        """This process's followers of the room, for the presenter's count (best effort: a vote counts without it)."""
+        try:
+            await asyncio.to_thread(self.rooms.followed, code, PROCESS, n)
+        except Exception:  # noqa: BLE001  StoreDown, logged once by the store
+            pass
+
+    def current(self, code: str) -> Optional[RoomView]:
+        """The room's view as this process last read it, while it watches the room and the store answers."""
+        w = self._watched.get(str(code).upper())
+        return w.latest if w is not None and w.read and w.trouble is None else None
+
+    def followers(self, code: str) -> int:
+        """The followers of a room in this process (streams open now)."""
+        w = self._watched.get(str(code).upper())
+        return w.followers if w is not None else 0
+
     async def _watch(self, code: str, w: _Watched) -> None:
+        told, told_n = 0.0, -1
         try:
             while w.followers > 0:
+                if told_n != w.followers or time.monotonic() - told >= TELL_FOLLOWERS_S:   # (at most 5 a second)
+                    told, told_n = time.monotonic(), w.followers
+                    await self._tell(code, told_n)
                 try:
                     view = await self._read(code)
                     ended = view is None and await asyncio.to_thread(self.rooms.known, code)
@@ -95,6 +122,7 @@ class RoomWatch:
         finally:
             if self._watched.get(code) is w:
                 del self._watched[code]
+            await self._tell(code, 0)
 
     @staticmethod
     def _trouble(w: _Watched, trouble: Optional[str]) -> None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Optional, Protocol
 
 from transformer.viz.links import LINK_KEYS
+from transformer.votes import MAX_ANSWERS, MAX_QUESTIONS, tally
 
 log = logging.getLogger("app")
 
@@ -43,6 +44,7 @@ CODE_LENGTH = 6
 STATE_KEYS = LINK_KEYS   # a room holds what a link holds
 MAX_VALUE_CHARS = 4000
 ENDED_KEPT_S = 24 * 3600        # an ended room's code is remembered this long: a follower is told "ended", not "unknown"
+FOLLOWERS_FRESH_S = 10.0        # a process's count of a room's followers holds this long (it tells it every 2 s)
 STORE_RETRY_S = 1.0             # while the store does not answer, it is tried again at most this often
 
 
@@ -62,6 +64,10 @@ class RoomsFull(RoomError):
     """The store holds its most rooms: a new one is refused (not one running pushed out)."""
 
 
+class QuestionClosed(RoomError):
+    """An answer to a question that is not open (closed, revealed, or not the room's current question)."""
+
+
 class StoreDown(RuntimeError):
     """The room store does not answer (Redis stopped, hung or restarting): try again shortly."""
 
@@ -70,6 +76,7 @@ class StoreDown(RuntimeError):
 class RoomView:
     version: int
     state: dict
+    question: Optional[dict] = None     # the question on the students' pages (votes.Question.to_dict), or None
 
 
 def new_code() -> str:
@@ -184,6 +191,15 @@ class RoomStore(Protocol):
     def read(self, code: str) -> Optional[RoomView]: ...
     def end(self, code: str, secret: str) -> None: ...
     def known(self, code: str) -> bool: ...                      # was this a room (in the last ENDED_KEPT_S)?
+    # the room answers (ui/votes.py): only the secret asks, closes and reveals; a student answers an open question
+    def ask(self, code: str, secret: str, question: dict) -> dict: ...    # the question with its id, open
+    def answer(self, code: str, qid: int, student: str, key: str) -> bool: ...   # True: replaced an earlier one
+    def close(self, code: str, secret: str, qid: int, followers: int, reveal: bool) -> dict: ...   # counts frozen
+    def dismiss(self, code: str, secret: str) -> None: ...       # the question off the students' pages
+    def tally(self, code: str, qid: int) -> dict: ...            # key -> answers, now
+    def questions(self, code: str, secret: str) -> list: ...     # every question asked, with counts (export)
+    def followed(self, code: str, process: str, n: int) -> None: ...   # this process's followers of a room
+    def followers(self, code: str) -> int: ...                   # a room's followers, every process together
 
 
 class MemoryRooms:
@@ -196,6 +212,8 @@ class MemoryRooms:
         self.keys = keys or RoomKeys.of_this_app()
         self._rooms: dict[str, dict] = {}
         self._ended: dict[str, tuple[float, bool]] = {}   # code -> (when it ended, ended by its presenter)
+        self._kept: dict[str, tuple] = {}     # an ended room's questions: code -> (when, secret digest, questions, answers)
+        self._followers: dict[str, dict[str, tuple[int, float]]] = {}   # code -> {process: (followers, when told)}
         self._lock = threading.Lock()
 
     def _alive(self, room: Optional[dict], now: float) -> bool:
@@ -206,18 +224,23 @@ class MemoryRooms:
             self._drop(code, now, False)
         for code in [c for c, (t, _) in self._ended.items() if now - t > ENDED_KEPT_S]:
             del self._ended[code]
+            self._kept.pop(code, None)
         while len(self._ended) > 10 * self.max_rooms:
             del self._ended[next(iter(self._ended))]
 
     def _drop(self, code: str, now: float, by_presenter: bool) -> None:
-        del self._rooms[code]
+        room = self._rooms.pop(code)
         self._ended[code] = (now, by_presenter)
+        self._followers.pop(code, None)
+        if room["questions"]:           # the presenter downloads them after the end too (for ENDED_KEPT_S)
+            self._kept[code] = (now, room["secret"], room["questions"], room["answers"])
 
     def _add(self, code: str, secret: str, version: int, now: float) -> None:
         self._sweep(now)
         if len(self._rooms) >= self.max_rooms:
             raise RoomsFull(f"this app holds its most live sessions ({self.max_rooms}) just now: try again later")
-        self._rooms[code] = dict(secret=digest(secret), state={}, version=version, touched=now)
+        self._rooms[code] = dict(secret=digest(secret), state={}, version=version, touched=now, question=None,
+                                 questions={}, answers={}, asked=0)
 
     def create(self) -> tuple[str, str]:
         with self._lock:
@@ -269,7 +292,7 @@ class MemoryRooms:
             room = self._rooms.get(str(code).upper())
             if not self._alive(room, time.time()):
                 return None
-            return RoomView(room["version"], dict(room["state"]))
+            return RoomView(room["version"], dict(room["state"]), room["question"])
 
     def end(self, code: str, secret: str) -> None:
         with self._lock:
@@ -280,6 +303,83 @@ class MemoryRooms:
         code = str(code).upper()
         with self._lock:
             return code in self._rooms or code in self._ended
+
+    # -- the room answers (see RoomStore; the rules in ui/votes.py) --
+    def ask(self, code: str, secret: str, question: dict) -> dict:
+        with self._lock:
+            room = self._owned(code, secret)
+            if len(room["questions"]) >= MAX_QUESTIONS:
+                raise RoomError(f"a room holds at most {MAX_QUESTIONS} questions")
+            room["asked"] += 1
+            q = {**question, "id": room["asked"], "status": "open"}
+            room["questions"][q["id"]], room["answers"][q["id"]] = q, {}
+            room["question"], room["touched"] = q, time.time()
+            room["version"] += 1
+            return dict(q)
+
+    def answer(self, code: str, qid: int, student: str, key: str) -> bool:
+        with self._lock:
+            room = self._rooms.get(str(code).upper())
+            if not self._alive(room, time.time()):
+                raise NoSuchRoom("no such room (it may have ended)")
+            q = room["question"]
+            if q is None or q["id"] != qid or q["status"] != "open":
+                raise QuestionClosed("this question is closed")
+            answers = room["answers"][qid]
+            if student not in answers and len(answers) >= MAX_ANSWERS:
+                raise QuestionClosed("this question has all the answers it can take")
+            replaced = student in answers
+            answers[student] = key
+            return replaced
+
+    def close(self, code: str, secret: str, qid: int, followers: int, reveal: bool) -> dict:
+        with self._lock:
+            room = self._owned(code, secret)
+            q = room["questions"].get(qid)
+            if q is None:
+                raise RoomError("no such question in this room")
+            if q["status"] == "open":       # the counts as they stand when answers stop
+                counts = tally(room["answers"][qid].values())
+                q.update(counts=counts, answered=sum(counts.values()), followers=int(followers))
+            q["status"] = "revealed" if reveal or q["status"] == "revealed" else "closed"
+            if room["question"] is not None and room["question"]["id"] == qid:
+                room["question"] = q
+                room["version"] += 1
+            return dict(q)
+
+    def dismiss(self, code: str, secret: str) -> None:
+        with self._lock:
+            room = self._owned(code, secret)
+            if room["question"] is not None:
+                room["question"] = None
+                room["version"] += 1
+
+    def tally(self, code: str, qid: int) -> dict:
+        with self._lock:
+            room = self._rooms.get(str(code).upper())
+            return tally(room["answers"].get(qid, {}).values()) if room else {}
+
+    def questions(self, code: str, secret: str) -> list:
+        code = str(code).upper()
+        with self._lock:
+            room = self._rooms.get(code)
+            if room is not None:
+                kept = (room["secret"], room["questions"], room["answers"])
+            else:
+                kept = self._kept.get(code, (0, "", {}, {}))[1:]
+            if not kept[0] or not hmac.compare_digest(kept[0], digest(str(secret or ""))):
+                raise NotPresenter("only the presenter can download the room's questions")
+            return [q if q["status"] != "open" else {**q, "counts": tally(kept[2][i].values())}
+                    for i, q in sorted(kept[1].items())]
+
+    def followed(self, code: str, process: str, n: int) -> None:
+        with self._lock:
+            self._followers.setdefault(str(code).upper(), {})[process] = (int(n), time.time())
+
+    def followers(self, code: str) -> int:
+        with self._lock:
+            told = self._followers.get(str(code).upper(), {})
+            return sum(n for n, t in told.values() if time.time() - t <= FOLLOWERS_FRESH_S)
 
 
 def room_store(redis_url: Optional[str] = None) -> RoomStore:

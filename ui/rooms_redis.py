@@ -7,8 +7,10 @@ import json
 import time
 from typing import Optional
 
-from .rooms import (ENDED_KEPT_S, ROOM_IDLE_S, ROOM_UNUSED_S, NoSuchRoom, NotPresenter, Outage, RoomKeys, RoomsFull,
-                    RoomView, StoreDown, clean_state, digest, new_code)
+from transformer.votes import MAX_ANSWERS, MAX_QUESTIONS, tally
+
+from .rooms import (ENDED_KEPT_S, FOLLOWERS_FRESH_S, ROOM_IDLE_S, ROOM_UNUSED_S, NoSuchRoom, NotPresenter, Outage,
+                    QuestionClosed, RoomError, RoomKeys, RoomsFull, RoomView, StoreDown, clean_state, digest, new_code)
 from .rooms import max_rooms as default_max_rooms
 
 class RedisRooms:
@@ -29,7 +31,7 @@ class RedisRooms:
     redis.call('ZADD', KEYS[3], tonumber(ARGV[5]) + tonumber(ARGV[3]), KEYS[1])
     return 1
     """
-    # KEYS: room, index. ARGV: secret digest, state, idle_s, now.
+    # KEYS: room, index, questions. ARGV: secret digest, state, idle_s, now.
     PUBLISH = """
     local secret = redis.call('HGET', KEYS[1], 'secret')
     if not secret then return -1 end
@@ -39,10 +41,11 @@ class RedisRooms:
       redis.call('HINCRBY', KEYS[1], 'version', 1)
     end
     redis.call('EXPIRE', KEYS[1], ARGV[3])
+    if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('EXPIRE', KEYS[3], ARGV[3]) end
     redis.call('ZADD', KEYS[2], tonumber(ARGV[4]) + tonumber(ARGV[3]), KEYS[1])
     return tonumber(redis.call('HGET', KEYS[1], 'version'))
     """
-    # KEYS: room, known, index. ARGV: secret digest, known_s.
+    # KEYS: room, known, index, questions. ARGV: secret digest, known_s.
     END = """
     local secret = redis.call('HGET', KEYS[1], 'secret')
     if not secret then return -1 end
@@ -50,6 +53,76 @@ class RedisRooms:
     redis.call('DEL', KEYS[1])
     redis.call('ZREM', KEYS[3], KEYS[1])
     redis.call('SET', KEYS[2], 'ended', 'EX', ARGV[2])
+    if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('EXPIRE', KEYS[4], ARGV[2]) end
+    return 1
+    """
+    # The room answers. Each question is JSON (votes.Question) in the room's hash of questions (with the secret's
+    # digest, so that the presenter downloads them after the end too); the current one also in the room's own
+    # hash (q, q_id, q_open), which every answer checks in the same script that stores it.
+    # KEYS: room, questions. ARGV: secret digest, question JSON, idle_s, most questions.
+    ASK = """
+    local secret = redis.call('HGET', KEYS[1], 'secret')
+    if not secret then return -1 end
+    if secret ~= ARGV[1] then return -2 end
+    if redis.call('HLEN', KEYS[2]) > tonumber(ARGV[4]) then return -5 end
+    local id = redis.call('HINCRBY', KEYS[1], 'q_seq', 1)
+    local q = cjson.decode(ARGV[2])
+    q['id'] = id
+    q['status'] = 'open'
+    local body = cjson.encode(q)
+    redis.call('HSET', KEYS[2], '_secret', ARGV[1], tostring(id), body)
+    redis.call('EXPIRE', KEYS[2], ARGV[3])
+    redis.call('HSET', KEYS[1], 'q', body, 'q_id', tostring(id), 'q_open', '1')
+    redis.call('HINCRBY', KEYS[1], 'version', 1)
+    return body
+    """
+    # KEYS: room, answers. ARGV: question id, student, key, idle_s, most answers.
+    ANSWER = """
+    if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+    if redis.call('HGET', KEYS[1], 'q_id') ~= ARGV[1] or redis.call('HGET', KEYS[1], 'q_open') ~= '1' then
+      return -4
+    end
+    local had = redis.call('HEXISTS', KEYS[2], ARGV[2])
+    if had == 0 and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[5]) then return -6 end
+    redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+    redis.call('EXPIRE', KEYS[2], ARGV[4])
+    return had + 1
+    """
+    # KEYS: room, questions, answers. ARGV: secret digest, question id, followers, reveal (1/0).
+    CLOSE = """
+    local secret = redis.call('HGET', KEYS[1], 'secret')
+    if not secret then return -1 end
+    if secret ~= ARGV[1] then return -2 end
+    local body = redis.call('HGET', KEYS[2], ARGV[2])
+    if not body then return -7 end
+    local q = cjson.decode(body)
+    if q['status'] == 'open' then
+      local counts, n = {}, 0
+      for _, v in ipairs(redis.call('HVALS', KEYS[3])) do
+        counts[v] = (counts[v] or 0) + 1
+        n = n + 1
+      end
+      q['counts'], q['answered'], q['followers'] = counts, n, tonumber(ARGV[3])
+    end
+    if ARGV[4] == '1' or q['status'] == 'revealed' then q['status'] = 'revealed' else q['status'] = 'closed' end
+    body = cjson.encode(q)
+    redis.call('HSET', KEYS[2], ARGV[2], body)
+    if redis.call('HGET', KEYS[1], 'q_id') == ARGV[2] and redis.call('HGET', KEYS[1], 'q') ~= '' then
+      redis.call('HSET', KEYS[1], 'q', body, 'q_open', '0')
+      redis.call('HINCRBY', KEYS[1], 'version', 1)
+    end
+    return body
+    """
+    # KEYS: room. ARGV: secret digest.
+    DISMISS = """
+    local secret = redis.call('HGET', KEYS[1], 'secret')
+    if not secret then return -1 end
+    if secret ~= ARGV[1] then return -2 end
+    local q = redis.call('HGET', KEYS[1], 'q')
+    if q and q ~= '' then
+      redis.call('HSET', KEYS[1], 'q', '', 'q_open', '0')
+      redis.call('HINCRBY', KEYS[1], 'version', 1)
+    end
     return 1
     """
     INDEX = "transformer-rooms"
@@ -70,6 +143,8 @@ class RedisRooms:
         self._create = self.r.register_script(self.CREATE)
         self._publish = self.r.register_script(self.PUBLISH)
         self._end = self.r.register_script(self.END)
+        self._ask, self._answer = self.r.register_script(self.ASK), self.r.register_script(self.ANSWER)
+        self._close, self._dismiss = self.r.register_script(self.CLOSE), self.r.register_script(self.DISMISS)
         self.r.ping()
 
     def _call(self, fn, *args, **kwargs):
@@ -86,6 +161,18 @@ class RedisRooms:
     @staticmethod
     def key(code: str) -> str:
         return f"transformer-room:{str(code).upper()}"
+
+    @staticmethod
+    def questions_key(code: str) -> str:
+        return f"transformer-room-questions:{str(code).upper()}"
+
+    @staticmethod
+    def answers_key(code: str, qid) -> str:
+        return f"transformer-room-answers:{str(code).upper()}:{int(qid)}"
+
+    @staticmethod
+    def followers_key(code: str) -> str:
+        return f"transformer-room-followers:{str(code).upper()}"
 
     @staticmethod
     def known_key(code: str) -> str:
@@ -130,18 +217,80 @@ class RedisRooms:
 
     def publish(self, code: str, secret: str, state: dict) -> int:
         body = json.dumps(clean_state(state), sort_keys=True)
-        version = int(self._call(self._publish, keys=[self.key(code), self.INDEX],
+        version = int(self._call(self._publish, keys=[self.key(code), self.INDEX, self.questions_key(code)],
                                  args=[digest(str(secret or "")), body, self.idle_s, time.time()]))
         self._refused(version)
         return version
 
     def read(self, code: str) -> Optional[RoomView]:
         room = self._call(self.r.hgetall, self.key(code))
-        return RoomView(int(room["version"]), json.loads(room["state"])) if room else None
+        if not room:
+            return None
+        return RoomView(int(room["version"]), json.loads(room["state"]), json.loads(room["q"]) if room.get("q") else None)
 
     def end(self, code: str, secret: str) -> None:
-        self._refused(int(self._call(self._end, keys=[self.key(code), self.known_key(code), self.INDEX],
+        self._refused(int(self._call(self._end, keys=[self.key(code), self.known_key(code), self.INDEX,
+                                                      self.questions_key(code)],
                                      args=[digest(str(secret or "")), ENDED_KEPT_S])))
 
     def known(self, code: str) -> bool:
         return bool(self._call(self.r.exists, self.known_key(code)))
+
+    # -- the room answers (see rooms.RoomStore) --
+    def _body(self, out) -> dict:
+        if isinstance(out, int):
+            self._refused(out)
+            if out == -5:
+                raise RoomError(f"a room holds at most {MAX_QUESTIONS} questions")
+            raise RoomError("no such question in this room")
+        return json.loads(out)
+
+    def ask(self, code: str, secret: str, question: dict) -> dict:
+        return self._body(self._call(self._ask, keys=[self.key(code), self.questions_key(code)],
+                                     args=[digest(str(secret or "")), json.dumps(question), self.idle_s,
+                                           MAX_QUESTIONS]))
+
+    def answer(self, code: str, qid: int, student: str, key: str) -> bool:
+        out = int(self._call(self._answer, keys=[self.key(code), self.answers_key(code, qid)],
+                             args=[int(qid), student, key, self.idle_s, MAX_ANSWERS]))
+        if out == -1:
+            raise NoSuchRoom("no such room (it may have ended)")
+        if out == -4:
+            raise QuestionClosed("this question is closed")
+        if out == -6:
+            raise QuestionClosed("this question has all the answers it can take")
+        return out == 2
+
+    def close(self, code: str, secret: str, qid: int, followers: int, reveal: bool) -> dict:
+        return self._body(self._call(self._close, keys=[self.key(code), self.questions_key(code),
+                                                        self.answers_key(code, qid)],
+                                     args=[digest(str(secret or "")), int(qid), int(followers), int(bool(reveal))]))
+
+    def dismiss(self, code: str, secret: str) -> None:
+        self._refused(int(self._call(self._dismiss, keys=[self.key(code)], args=[digest(str(secret or ""))])))
+
+    def tally(self, code: str, qid: int) -> dict:
+        return tally(self._call(self.r.hvals, self.answers_key(code, qid)))
+
+    def questions(self, code: str, secret: str) -> list:
+        kept = self._call(self.r.hgetall, self.questions_key(code))
+        if not kept or not hmac.compare_digest(kept.pop("_secret", ""), digest(str(secret or ""))):
+            raise NotPresenter("only the presenter can download the room's questions")
+        out = [json.loads(body) for _, body in sorted(kept.items(), key=lambda kv: int(kv[0]))]
+        return [q if q["status"] != "open" else {**q, "counts": self.tally(code, q["id"])} for q in out]
+
+    def followed(self, code: str, process: str, n: int) -> None:
+        key = self.followers_key(code)
+        pipe = self.r.pipeline()
+        pipe.hset(key, process, f"{int(n)}:{time.time():.1f}")
+        pipe.expire(key, int(4 * FOLLOWERS_FRESH_S))
+        self._call(pipe.execute)
+
+    def followers(self, code: str) -> int:
+        told = self._call(self.r.hgetall, self.followers_key(code))
+        now, n = time.time(), 0
+        for value in told.values():
+            count, _, when = value.partition(":")
+            if count.isdigit() and now - float(when or 0) <= FOLLOWERS_FRESH_S:
+                n += int(count)
+        return n

@@ -47,7 +47,7 @@ def head_distinctiveness(attn: np.ndarray, causal: bool = False) -> np.ndarray:
     return np.nan_to_num(js[..., first:]).mean(-1)
 
 
-def _pattern_scores(attn: np.ndarray, kind: str) -> dict[str, np.ndarray]:
+def pattern_scores(attn: np.ndarray, kind: str) -> dict[str, np.ndarray]:
     """Mean attention (over query rows) on the cells that define a simple pattern: each (L, H)."""
     L, H, Tq, Tk = attn.shape
     scores: dict[str, np.ndarray] = {}
@@ -111,7 +111,7 @@ def head_summary(attn: np.ndarray, kind: str, threshold: float = PATTERN_THRESHO
     order = np.argsort(-distinct, axis=None, kind="stable")
     rank = np.empty(distinct.size, dtype=int)
     rank[order] = np.arange(1, distinct.size + 1)
-    pats = _pattern_scores(attn, kind)
+    pats = pattern_scores(attn, kind)
     rows = []
     L, H = attn.shape[:2]
     for l in range(L):

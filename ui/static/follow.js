@@ -147,6 +147,7 @@
     version = msg.version;
     latest = msg;
     say(`Following the presenter · room ${code}`);
+    if (window.roomVote) window.roomVote.show(msg.question || null, code);   // the room's question (vote.js)
     draw(msg).catch((e) => message(`This view could not be drawn here (${e && e.message}).`));
   };
 
