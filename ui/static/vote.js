@@ -134,6 +134,8 @@
     return box;
   };
 
+  // when each question and status was drawn here (ms since the epoch): for benchmarks and curious students
+  const log = window.voteLog = [];
   const render = () => {
     const sec = $('#vote');
     sec.replaceChildren();
@@ -164,6 +166,8 @@
       else say(q.kind === 'head' ? 'Tap a layer × head.' : 'Tap your answer.');
       mark();
     }
+    log.push([q.id, q.status, Date.now()]);
+    if (log.length > 200) log.shift();
   };
 
   window.roomVote = {
