@@ -6,7 +6,8 @@ with the browser tests' own steps (harness/). Writes ``screenshot.png`` (step by
 1920x1080 in presenter mode (the projector), 1280x800 (a laptop) and 390x844 (a phone, whole
 page), each in the light and the dark look, as ``views/<size>-<look>[-presenter]-<tab>.png``; and a lecture: the
 presenter's projector with a live session (its room panel open, then folded) and the follower's page on a laptop
-and a phone, light and dark, on the step view and the explorer, as ``views/lecture-*.png``.
+and a phone, light and dark, on the step view and the explorer, then a question to the room (asked, then revealed),
+as ``views/lecture-*.png``.
 Run by hand only: the browser test (tests/test_browser.py) takes the same steps and writes its
 screenshots to a temporary folder, so running the tests never changes the tracked images.
 """
@@ -83,9 +84,42 @@ def lecture_views(browser, url: str, out: Path) -> list[Path]:
             path = out / f"lecture-follower-{name}-{tab}.png"
             page.screenshot(path=str(path), full_page=name.startswith("390"))
             written.append(path)
+    written += vote_views(presenter, pages, out)
     for _, page in pages:
         page.context.close()
     presenter.close()
+    return written
+
+
+def vote_views(presenter, pages: list, out: Path) -> list[Path]:
+    """The room answers: the presenter asks which English piece step 3 looks at most, each follower taps one, the
+    projector counts (the view blurred), then Reveal: ``lecture-vote-*.png``."""
+    written = []
+    show_tab(presenter, "steps")
+    presenter.locator("#vote-toggle").click()
+    presenter.locator("#vote-ask").click()
+    for i, (_, page) in enumerate(pages):
+        page.wait_for_selector("#vote[data-status=open]", timeout=60_000)
+        page.locator("#vote .vote-opt").nth((2, 3, 3, 5)[i % 4]).click()
+        page.wait_for_selector("#vote .vote-said.ok")
+    presenter.wait_for_selector(f"#vote-status .vote-status[data-answers='{len(pages)}']", timeout=60_000)
+    time.sleep(SETTLE_S)
+
+    def shoot(name: str, status: str) -> None:
+        presenter.screenshot(path=str(out / f"lecture-vote-presenter-{name}.png"))
+        written.append(out / f"lecture-vote-presenter-{name}.png")
+        for look, page in pages:
+            page.wait_for_selector(f"#vote[data-status={status}]", timeout=60_000)
+            time.sleep(0.3)
+            path = out / f"lecture-vote-follower-{look}-{name}.png"
+            page.screenshot(path=str(path), full_page=look.startswith("390"))
+            written.append(path)
+    shoot("open", "open")
+    presenter.locator("#vote-reveal").click()
+    presenter.wait_for_selector("#vote-status .vote-status[data-status=revealed]", timeout=60_000)
+    time.sleep(SETTLE_S)
+    shoot("revealed", "revealed")
+    presenter.locator("#vote-done").click()
     return written
 
 

@@ -13,6 +13,7 @@ from ..votes import Question, agreed, piece_words
 from .figure import esc, fast_figure, grow, short
 
 ROOM_COLOUR, MODEL_COLOUR = "#56B4E9", "#E69F00"     # Okabe-Ito sky blue and orange: colour-blind safe
+MANY = 12          # beyond this many options (a long sentence's pieces) the chart keeps the answered ones only
 
 
 def bar_keys(q: Question, counts: dict) -> list[str]:
@@ -29,6 +30,8 @@ def votes_figure(q: Question, counts: dict, dark: bool, font_size: int, revealed
     if q.kind == "head":
         return _head_map(q, counts, dark, font_size, revealed)
     keys = bar_keys(q, counts)
+    if len(keys) > MANY:          # the projector shows what the room said (and, revealed, the model), in order
+        keys = [k for k in keys if counts.get(k) or (revealed and k == q.answer)]
     n = max(1, sum(counts.values()))
     labels = [esc(short(q.label(k), 24)) for k in keys]
     values = [int(counts.get(k, 0)) for k in keys]
@@ -43,7 +46,7 @@ def votes_figure(q: Question, counts: dict, dark: bool, font_size: int, revealed
     layout = dict(xaxis=dict(title=dict(text="answers"), range=[0, top * 1.45 + 0.5], dtick=max(1, int(np.ceil(top / 5)))),
                   yaxis=dict(tickmode="array", tickvals=y, ticktext=labels, autorange="reversed", automargin=True),
                   bargap=0.25, showlegend=False)
-    height = grow(min(900, 90 + 34 * len(keys)), font_size)
+    height = grow(min(900, 110 + 34 * max(1, len(keys))), font_size)
     return fast_figure(data, layout, dark, font_size, height, _title(q, counts, revealed))
 
 
