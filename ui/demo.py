@@ -152,7 +152,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
                        drawn, redraw, model, picker)
         watch, limits = RoomWatch(rooms), RoomLimits()
         live = wire_live(demo, page, tabs, current_tab, rooms, watch, *parts.live[:4], limits=limits)
-        wire_votes(parts.votes, live, page, tabs, current_tab, [c for *_, c in link_controls(tabs)])
+        wire_votes(parts.votes, live, page, tabs, current_tab, [c for *_, c in link_controls(tabs)], parts.live[0])
         wire_links(page, tabs, text, current_tab, *parts.link,
                    new_text=[go_btn.click, text.submit, example.input, picker.input])
     demo.rooms, demo.watch, demo.limits = rooms, watch, limits

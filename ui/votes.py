@@ -224,7 +224,8 @@ class RoomQuestions:
         return gr.update(value=out, visible=True)
 
 
-def wire_votes(panel: VotePanel, live: LiveRooms, page: Page, tabs: list, current_tab, controls: list) -> None:
+def wire_votes(panel: VotePanel, live: LiveRooms, page: Page, tabs: list, current_tab, controls: list,
+               start_btn: gr.Button) -> None:
     votes = RoomQuestions(live, page, tabs)
     steps = next(t for t in tabs if t.tab_id == "steps")
     quiet = dict(api_visibility="private", show_progress="hidden")
@@ -251,7 +252,10 @@ def wire_votes(panel: VotePanel, live: LiveRooms, page: Page, tabs: list, curren
     for button, what in ((panel.stop, "stop"), (panel.reveal, "reveal"), (panel.done, "done")):
         button.click(lambda r, lv, lg, sc, what=what: votes.act(what, r, lv, lg, sc), [live.room, *look], shown,
                      concurrency_id="votes", **quiet).then(None, None, None, js=HIDING_JS, queue=False, **quiet)
-    timer.tick(votes.count, [live.room, seen, *look], shown, concurrency_id="votes", **quiet).then(
+    timer.tick(votes.count, [live.room, seen, *look], shown, queue=False, **quiet).then(
         None, None, None, js=HIDING_JS, queue=False, **quiet)
     panel.hide.change(None, None, None, js=HIDING_JS, queue=False, **quiet)
+    # a resumed session (the presenter's page reloaded, the app restarted) shows the room's question as it stands
+    start_btn.click(votes.count, [live.room, seen, *look], shown, queue=False, **quiet).then(
+        None, None, None, js=HIDING_JS, queue=False, **quiet)
     panel.export.click(votes.download, [live.room, last_room], panel.files, concurrency_id="votes", **quiet)
