@@ -265,3 +265,72 @@ def test_only_the_presenters_secret_asks_closes_reveals_and_downloads(trace):
     assert rooms.read(code).question["status"] == "open"
     status, plot, seen, timer = votes.act("reveal", {"code": code, "secret": secret}, "Light", False, "Viridis")
     assert 'data-status="revealed"' in status and rooms.read(code).question["status"] == "revealed"
+
+
+def test_a_followers_frame_withholds_the_view_until_the_reveal(trace):
+    """While a question is open or closed, the stream's frame carries the view's title and English only: no French,
+    no figures, no notes, no link to open it; revealed, the whole view again."""
+    import asyncio
+    from ui.follow import Look, ViewFrames
+    from ui.rooms import RoomView
+    full = {"tab": "steps", "title": "Step by step", "where": "Step 1 of 5", "text": "one two", "french": "un deux",
+            "notes": ["n"], "explore": "/?text=one", "parts": [{"type": "plot", "id": "topk-plot", "figure": {}}]}
+    frames = ViewFrames(lambda state, look: json.dumps(full))
+    q = next_question(trace, 1).to_dict()
+
+    def sent(status):
+        view = RoomView(3, dict(VIEW), {**q, "id": 1, "status": status} if status else None)
+        frame = asyncio.run(frames.frame(view, Look()))
+        return json.loads(frame[frame.index(b"data: ") + 6:].decode())
+    for status in ("open", "closed"):
+        msg = sent(status)
+        assert msg["view"] == {k: full[k] for k in ("tab", "title", "where", "text")}
+        assert "answer" not in msg["question"] and "counts" not in msg["question"]
+    shown = sent("revealed")
+    assert shown["view"] == full and shown["question"]["answer"] == q["answer"]
+    assert sent(None)["view"] == full and sent(None)["question"] is None
+
+
+def test_odd_answers_and_odd_questions_are_refused(trace):
+    q = piece_question(trace, 1, 1, "mean over heads")
+    for digits in ("²", "٣", "1 ", "01234"):
+        with pytest.raises(VoteError):
+            accept(q, {"option": digits})
+    known = {"<unk>": 1, "<pad>": 0, "</s>": 3}
+    assert piece_of("<unk>", known.get, {1: "<unk>"}.get) is None and piece_of("<pad>", known.get, {0: "<pad>"}.get) is None
+    assert piece_of("</s>", known.get, {3: "</s>"}.get) == "</s>"   # the model may end the sentence next
+    from dataclasses import replace
+    with pytest.raises(VoteError, match="French you scored"):
+        next_question(replace(trace, forced=True), 1)
+
+
+def test_the_export_names_a_repeated_piece_once_per_position():
+    q = Question("piece", "Which?", ("▁the", "▁cat", "▁the"), id=1, status="revealed", answer="2",
+                 counts={"0": 3, "2": 5})
+    row = json.loads(export_json([q]))["questions"][0]
+    assert row["options"] == ["1: ▁the", "2: ▁cat", "3: ▁the"] and row["counts"] == {"1: ▁the": 3, "3: ▁the": 5}
+
+
+def test_answers_go_once_counted_and_a_room_taken_up_again_numbers_on(redis_url, trace):
+    import redis
+    from ui.rooms_redis import RedisRooms
+    keys = RoomKeys(b"q" * 40)
+    rooms, server = RedisRooms(redis_url, keys=keys), redis.Redis.from_url(redis_url)
+    code, secret = rooms.create()
+    rooms.publish(code, secret, VIEW)
+    rooms.ask(code, secret, choice_question("Q?", ["a", "b"], 1).to_dict())
+    rooms.answer(code, 1, STUDENTS[0], "1")
+    assert server.exists(rooms.answers_key(code, 1))
+    assert rooms.close(code, secret, 1, 1, False)["counts"] == {"1": 1}
+    assert not server.exists(rooms.answers_key(code, 1))            # frozen: the answers themselves are gone
+    server.delete(rooms.key(code))                                  # a restart of Redis lost the room (not its questions)
+    assert rooms.adopt(code, secret)
+    rooms.publish(code, secret, VIEW)
+    assert rooms.ask(code, secret, choice_question("Again?", ["a", "b"], 1).to_dict())["id"] == 2
+    memory = MemoryRooms(keys=keys)
+    code, secret = memory.create()
+    memory.publish(code, secret, VIEW)
+    memory.ask(code, secret, choice_question("Q?", ["a", "b"], 1).to_dict())
+    memory.answer(code, 1, STUDENTS[0], "0")
+    memory.end(code, secret)                                        # ended while open: its counts kept
+    assert memory.questions(code, secret)[0]["counts"] == {"0": 1}

@@ -21,13 +21,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Optional
 
 import numpy as np
 
-from .pieces import WORD_MARKER, detokenize
+from .pieces import BOS_PIECE, PAD_PIECE, UNK_PIECE, WORD_MARKER, detokenize
 from .viz.analysis import pattern_scores
 from .viz.links import query_string
 
@@ -51,6 +52,8 @@ MAX_TYPED_CHARS = 40        # a word a student types
 MAX_QUESTIONS = 200         # per room
 MAX_ANSWERS = 5000          # per question: a loop inventing students cannot fill the store
 STATUSES = ("open", "closed", "revealed")
+OPTION = re.compile(r"[0-9]{1,4}")     # an option's index as a student's page sends it (ASCII digits only)
+NOT_ANSWERS = (PAD_PIECE, UNK_PIECE, BOS_PIECE)   # pieces the model never writes next
 
 
 class VoteError(ValueError):
@@ -159,6 +162,10 @@ def piece_question(trace, step: int, layer: int, head) -> Question:
 
 
 def next_question(trace, step: int, layer: int = 0, head=None) -> Question:
+    """The answer: the model's most probable piece given the shown prefix (its greedy choice there)."""
+    if trace.forced:
+        raise VoteError("The view shows French you scored, not the model's own translation: translate the sentence "
+                        "again, then ask what the model will write.")
     step = check_step(trace, step)
     s = trace.steps[step - 1]
     so_far = detokenize(trace.tgt_pieces[:step - 1])
@@ -167,7 +174,7 @@ def next_question(trace, step: int, layer: int = 0, head=None) -> Question:
         view.update(layer=str(layer), head=str(head or "mean over heads"))
     return Question("next", KINDS["next"], tuple(sorted(set(s.topk_pieces), key=lambda p: piece_words(p).lower())),
                     context=f"Step {step} · the French so far: «{so_far or '(nothing yet)'}»", typed=True, view=view,
-                    answer=s.piece, answer_note=f"p = {s.prob:.2f}")
+                    answer=s.topk_pieces[0], answer_note=f"p = {s.topk_probs[0]:.2f}")
 
 
 def head_question(trace, kind: str, pattern: str, view: Optional[dict] = None) -> Question:
@@ -209,6 +216,8 @@ def piece_of(word: str, piece_id: Callable[[str], Optional[int]], id_to_piece: C
     """A typed word as one piece of the vocabulary: "chat" → "▁chat" (a word's start first), "s" → "s"; None when
     it is not one piece."""
     word = word.strip()
+    if word in NOT_ANSWERS:
+        return None
     for p in ((word,) if word.startswith(WORD_MARKER) else (WORD_MARKER + word, word)):
         i = piece_id(p)
         if i is not None and id_to_piece(i) == p:
@@ -232,7 +241,7 @@ def accept(q: Question, answer, known_piece: Optional[Callable[[str], Optional[s
                             "one of the candidates, or type a shorter word.")
         return piece
     i = answer.get("option")
-    if isinstance(i, bool) or not isinstance(i, (int, str)) or not str(i).isdigit() or len(str(i)) > 4:
+    if isinstance(i, bool) or not isinstance(i, (int, str)) or not OPTION.fullmatch(str(i)):
         raise VoteError("Tap one of the options.")
     i = int(i)
     if not 0 <= i < len(q.options):
@@ -263,13 +272,17 @@ def export_rows(questions, base: str = "") -> list[dict]:
         share = agreed(q)
         rows.append({"question": q.id, "asked_utc": _utc(q.asked), "kind": q.kind, "prompt": q.prompt,
                      "context": q.context, "view_link": base.rstrip("/") + q.link if q.link else "",
-                     "options": [q.label(str(i)) if q.kind != "next" else piece_words(o)
-                                 for i, o in enumerate(q.options)],
-                     "counts": {q.label(k): n for k, n in q.counts.items()},
+                     "options": [export_label(q, o if q.kind == "next" else str(i)) for i, o in enumerate(q.options)],
+                     "counts": {export_label(q, k): n for k, n in q.counts.items()},
                      "answers": q.answered, "followers": q.followers, "status": q.status,
                      "model_answer": q.answer_label, "model_note": q.answer_note,
                      "room_agreed": None if share is None else round(share, 3)})
     return rows
+
+
+def export_label(q: Question, key: str) -> str:
+    """A key as the export names it: one name per option (a sentence's pieces numbered: "▁the" may come twice)."""
+    return f"{int(key) + 1}: {q.options[int(key)]}" if q.kind == "piece" else q.label(key)
 
 
 def _utc(t: float) -> str:

@@ -42,6 +42,7 @@ FRAMES_KEPT = 48                 # views x looks kept per process (a lecture's l
 SKIPPED_OUTPUTS = {"kv-cache"}   # outputs the app keeps folded away (an accordion): never on a follower's page
 MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")   # markup in a view's text stays text
 KIND_WORDS = {kind: f"{label.lower()}-attention" for label, kind in KIND_CHOICES}   # "encoder self-attention"
+VEILED = ("tab", "title", "where", "text")   # what a follower is sent of the view while a question is open
 TITLES = {tab_id: title for title, tab_id, _ in TABS} | {"about": "About the model"}
 
 
@@ -151,6 +152,7 @@ class ViewFrames:
     def __init__(self, build: Callable[[dict, Look], str], kept: int = FRAMES_KEPT) -> None:
         self.build, self.kept = build, kept
         self._frames: "OrderedDict[tuple, asyncio.Future]" = OrderedDict()
+        self._veiled: "OrderedDict[tuple, bytes]" = OrderedDict()
         self.builds = 0
 
     @staticmethod
@@ -181,12 +183,26 @@ class ViewFrames:
             log.exception("live room: the follower's view of %s could not be built", view.state.get("tab"))
             return json.dumps({"error": "This view could not be drawn here: the presenter's screen shows it."}).encode()
 
+    def veiled(self, view: RoomView, look: Look, body: bytes) -> bytes:
+        """The view while the room answers a question: its title, where it stands and the English only (no French,
+        no figures, no notes, no way to open it: any of them may give the answer away), made once per view."""
+        key = self.key(view, look)
+        if key not in self._veiled:
+            full = json.loads(body)
+            self._veiled[key] = json.dumps({k: full[k] for k in VEILED if k in full}).encode()
+            while len(self._veiled) > self.kept:
+                self._veiled.popitem(last=False)
+        return self._veiled[key]
+
     async def frame(self, view: RoomView, look: Look) -> bytes:
         """One server-sent event: ``id: VERSION`` and ``data: {"version", "state", "view", "question"}`` (the
         room's question as a student may see it: ``votes.Question.public``, or null)."""
         body = await self.body(view, look)
         head = b'id: %d\ndata: {"version":%d,"state":' % (view.version, view.version)
-        question = json.dumps(Question.of(view.question).public()).encode() if view.question else b"null"
+        q = Question.of(view.question) if view.question else None
+        if q is not None and q.status != "revealed":
+            body = self.veiled(view, look, body)
+        question = json.dumps(q.public()).encode() if q is not None else b"null"
         return b"".join((head, json.dumps(view.state).encode(), b',"view":', body, b',"question":', question,
                          b"}\n\n"))
 

@@ -149,6 +149,7 @@ class LiveRooms:
             self.presenters.pop(request.session_hash, None)
         if room is not None:
             try:
+                self.freeze_question(room)
                 self.rooms.end(*room)
             except StoreDown:
                 return (*[gr.skip()] * 5, note_html("end_down"))
@@ -157,6 +158,15 @@ class LiveRooms:
             self.watch.poke(room[0])
             self.forget(room[0])
         return (*self.closed(), "")
+
+    def freeze_question(self, room: tuple) -> None:
+        """A question still open when the session ends keeps its counts as they stand (its download after)."""
+        try:
+            view = self.rooms.read(room[0])
+            if view is not None and view.question and view.question.get("status") == "open":
+                self.rooms.close(*room, view.question["id"], self.rooms.followers(room[0]), False)
+        except RoomError:
+            pass
 
     def check(self, room_v) -> tuple:
         """A page opens: a room this browser holds is offered to resume (Start says so), or said to have ended."""

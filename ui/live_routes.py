@@ -66,6 +66,21 @@ def client_of(request) -> str:
     return getattr(client, "host", None) or "unknown"
 
 
+async def read_at_most(request: Request, limit: int) -> Optional[bytes]:
+    """The request's body, or None past `limit` bytes (said by its Content-Length, or found while reading it)."""
+    try:
+        if int(request.headers.get("content-length") or 0) > limit:
+            return None
+    except ValueError:
+        return None
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return body
+
+
 def refusal(error: str, status: int) -> JSONResponse:
     return JSONResponse({"error": error}, status_code=status, headers={"Cache-Control": "no-store"})
 
@@ -183,8 +198,8 @@ class FollowerRoutes:
         200 ``{"ok", "key", "label", "replaced"}`` once stored (one answer per student token: a second replaces
         the first); 400 for an answer the question cannot take, 409 once the question is closed, 413, 429, and the
         room's own refusals (404, 503), each with a message the page shows."""
-        body = await request.body()
-        if len(body) > MAX_ANSWER_BYTES:
+        body = await read_at_most(request, MAX_ANSWER_BYTES)
+        if body is None:
             return refusal("An answer is a few words at most.", 413)
         try:
             sent = json.loads(body)
@@ -201,7 +216,7 @@ class FollowerRoutes:
             if refused is not None:
                 return refused
         if not view.question or view.question.get("id") != qid or view.question.get("status") != "open":
-            return refusal("This question is closed: the presenter's screen shows the answers.", 409)
+            return refusal("Answers to this question are closed.", 409)
         q = Question.of(view.question)
         try:
             key = accept(q, sent.get("answer"), self.known_piece)

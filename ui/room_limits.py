@@ -23,7 +23,7 @@ ROOMS_PER_CLIENT = "6 per 10 minutes"
 MISSES_PER_CLIENT = "120 per minute"
 LOCKOUT = "5 minutes"
 ANSWERS_PER_STUDENT = "10 per 10 seconds"
-ANSWERS_PER_CLIENT = "3000 per minute"
+ANSWERS_PER_CLIENT = "1200 per minute"
 
 
 class RoomLimits:

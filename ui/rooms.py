@@ -233,7 +233,11 @@ class MemoryRooms:
         self._ended[code] = (now, by_presenter)
         self._followers.pop(code, None)
         if room["questions"]:           # the presenter downloads them after the end too (for ENDED_KEPT_S)
-            self._kept[code] = (now, room["secret"], room["questions"], room["answers"])
+            for qid, q in room["questions"].items():
+                if q["status"] == "open":     # ended while open: its counts as they stood
+                    q.update(counts=tally(room["answers"][qid].values()), status="closed")
+                    q["answered"] = sum(q["counts"].values())
+            self._kept[code] = (now, room["secret"], room["questions"], {})
 
     def _add(self, code: str, secret: str, version: int, now: float) -> None:
         self._sweep(now)
@@ -292,7 +296,8 @@ class MemoryRooms:
             room = self._rooms.get(str(code).upper())
             if not self._alive(room, time.time()):
                 return None
-            return RoomView(room["version"], dict(room["state"]), room["question"])
+            q = room["question"]
+            return RoomView(room["version"], dict(room["state"]), dict(q) if q else None)
 
     def end(self, code: str, secret: str) -> None:
         with self._lock:
@@ -338,9 +343,10 @@ class MemoryRooms:
             q = room["questions"].get(qid)
             if q is None:
                 raise RoomError("no such question in this room")
-            if q["status"] == "open":       # the counts as they stand when answers stop
+            if q["status"] == "open":       # the counts as they stand when answers stop; the answers themselves go
                 counts = tally(room["answers"][qid].values())
                 q.update(counts=counts, answered=sum(counts.values()), followers=int(followers))
+                room["answers"][qid] = {}
             q["status"] = "revealed" if reveal or q["status"] == "revealed" else "closed"
             if room["question"] is not None and room["question"]["id"] == qid:
                 room["question"] = q
@@ -369,7 +375,7 @@ class MemoryRooms:
                 kept = self._kept.get(code, (0, "", {}, {}))[1:]
             if not kept[0] or not hmac.compare_digest(kept[0], digest(str(secret or ""))):
                 raise NotPresenter("only the presenter can download the room's questions")
-            return [q if q["status"] != "open" else {**q, "counts": tally(kept[2][i].values())}
+            return [dict(q) if q["status"] != "open" else {**q, "counts": tally(kept[2][i].values())}
                     for i, q in sorted(kept[1].items())]
 
     def followed(self, code: str, process: str, n: int) -> None:

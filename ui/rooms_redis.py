@@ -57,15 +57,16 @@ class RedisRooms:
     return 1
     """
     # The room answers. Each question is JSON (votes.Question) in the room's hash of questions (with the secret's
-    # digest, so that the presenter downloads them after the end too); the current one also in the room's own
-    # hash (q, q_id, q_open), which every answer checks in the same script that stores it.
+    # digest, so that the presenter downloads them after the end too, and the questions' count, so that a room
+    # taken up again never reuses a number); the current one also in the room's own hash (q, q_id, q_open), which
+    # every answer checks in the same script that stores it. A question's answers go once its counts are frozen.
     # KEYS: room, questions. ARGV: secret digest, question JSON, idle_s, most questions.
     ASK = """
     local secret = redis.call('HGET', KEYS[1], 'secret')
     if not secret then return -1 end
     if secret ~= ARGV[1] then return -2 end
-    if redis.call('HLEN', KEYS[2]) > tonumber(ARGV[4]) then return -5 end
-    local id = redis.call('HINCRBY', KEYS[1], 'q_seq', 1)
+    if redis.call('HLEN', KEYS[2]) > tonumber(ARGV[4]) + 1 then return -5 end
+    local id = redis.call('HINCRBY', KEYS[2], '_seq', 1)
     local q = cjson.decode(ARGV[2])
     q['id'] = id
     q['status'] = 'open'
@@ -103,6 +104,7 @@ class RedisRooms:
         n = n + 1
       end
       q['counts'], q['answered'], q['followers'] = counts, n, tonumber(ARGV[3])
+      redis.call('DEL', KEYS[3])
     end
     if ARGV[4] == '1' or q['status'] == 'revealed' then q['status'] = 'revealed' else q['status'] = 'closed' end
     body = cjson.encode(q)
@@ -276,6 +278,7 @@ class RedisRooms:
         kept = self._call(self.r.hgetall, self.questions_key(code))
         if not kept or not hmac.compare_digest(kept.pop("_secret", ""), digest(str(secret or ""))):
             raise NotPresenter("only the presenter can download the room's questions")
+        kept.pop("_seq", None)
         out = [json.loads(body) for _, body in sorted(kept.items(), key=lambda kv: int(kv[0]))]
         return [q if q["status"] != "open" else {**q, "counts": self.tally(code, q["id"])} for q in out]
 

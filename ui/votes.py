@@ -10,6 +10,7 @@ Only the room's secret, kept in the presenter's browser, asks, closes and reveal
 """
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from .page import KIND_CHOICES, Page, log, look_of
 from .reports import report_folder
 from .rooms import RoomError, StoreDown
 
+LAST_ROOM_KEY = "transformer-live-last-room"
 COUNT_EVERY_S = 0.7          # the projector's count, while answers are open (the issue asks for at least once a second)
 QUESTION_CHOICES = [(words, kind) for kind, words in KINDS.items()]
 # the view on the presenter's screen is blurred while the room answers (a figure would give the answer away):
@@ -230,7 +232,9 @@ def wire_votes(panel: VotePanel, live: LiveRooms, page: Page, tabs: list, curren
     steps = next(t for t in tabs if t.tab_id == "steps")
     quiet = dict(api_visibility="private", show_progress="hidden")
     seen = gr.State(None)
-    last_room = gr.State(None)          # the room this page ran: its questions download after its end too
+    # the room this browser ran last: its questions download after its end too (and after a reload of the page)
+    last_room = gr.BrowserState(None, storage_key=LAST_ROOM_KEY,
+                                secret=os.environ.get("APP_BROWSER_STATE_KEY", LAST_ROOM_KEY))
     timer = gr.Timer(COUNT_EVERY_S, active=False)
     look = [page.look[0], page.look[1], page.look[2]]        # light/dark, presenter, colour scale
     shown = [panel.status, panel.plot, seen, timer]

@@ -9,6 +9,7 @@
   let code = '', q = null, shownAs = '', mine = null, typed = '';
 
   const token = () => {
+    if (window.voteToken) return window.voteToken;       // (a browser that keeps nothing: one token per page)
     let t = null;
     try { t = localStorage.getItem(TOKEN_KEY); } catch (e) { /* private mode: one token for this page */ }
     if (!t || !/^[A-Za-z0-9_-]{16,64}$/.test(t)) {
@@ -20,7 +21,16 @@
     return window.voteToken || t;
   };
   const mineKey = () => `transformer-vote:${code}:${q.id}:${q.asked}`;
-  const remember = (m) => { mine = m; try { localStorage.setItem(mineKey(), JSON.stringify(m)); } catch (e) { /* kept here */ } };
+  const remember = (m) => {
+    mine = m;
+    try {
+      for (let i = localStorage.length - 1; i >= 0; i--) {     // answers kept for this lecture's room only
+        const k = localStorage.key(i);
+        if (k && k.startsWith('transformer-vote:') && !k.startsWith(`transformer-vote:${code}:`)) localStorage.removeItem(k);
+      }
+      localStorage.setItem(mineKey(), JSON.stringify(m));
+    } catch (e) { /* kept on this page only */ }
+  };
   const recall = () => { try { return JSON.parse(localStorage.getItem(mineKey()) || 'null'); } catch (e) { return null; } };
 
   const el = (tag, cls, text) => {
@@ -42,13 +52,15 @@
         body: JSON.stringify({ student: token(), question: asked.id, answer }) });
       body = await r.json().catch(() => ({}));
     } catch (e) { say('Not sent: the connection is interrupted. Try again in a moment.', 'err'); return; }
-    if (asked !== q) return;                           // another question came meanwhile
+    const same = q && asked.id === q.id && asked.asked === q.asked;   // (its status may have changed meanwhile)
     if (r.ok) {
+      if (!same) return;                               // another question came meanwhile
       remember({ key: body.key, label: body.label });
+      if (q.status !== 'open') { render(); return; }   // closed while it travelled: counted, and said so
       say(`${body.replaced ? 'Answer changed to' : 'Answer received:'} «${body.label}». You can change it until the `
           + 'presenter reveals.', 'ok');
       mark();
-    } else {
+    } else if (same) {
       say(body.error || `Not counted (${r.status}): try again.`, 'err');
     }
   };
@@ -160,8 +172,8 @@
     } else {
       sec.appendChild(choices());
       sec.appendChild(el('p', 'vote-said', ''));
-      if (q.status === 'closed') say(mine ? `Answers are closed. Yours: «${mine.label}». The presenter reveals the answer in a moment.`
-        : 'Answers are closed: the presenter reveals the answer in a moment.');
+      if (q.status === 'closed') say(mine ? `Answers are closed. Yours: «${mine.label}». Wait for the presenter.`
+        : 'Answers are closed: wait for the presenter.');
       else if (mine) say(`Your answer: «${mine.label}». You can change it until the presenter reveals.`, 'ok');
       else say(q.kind === 'head' ? 'Tap a layer × head.' : 'Tap your answer.');
       mark();
