@@ -129,7 +129,8 @@ def browser():
 # browser, an app process, a Redis server or a training run: found from their source, so a new test is marked
 # without anyone remembering to.
 SLOW_SIGNS = ("start_app(", "sync_playwright", "redis_server", "transformer.cli.train", "training.train import main",
-              "torchrun", "start_redis", '"app.py"', "APP_PY", ".launch(", "serve(", "load_test", "Popen(")
+              "torchrun", "start_redis", '"app.py"', "APP_PY", ".launch(", "serve(", "load_test", "Popen(",
+              "train_pair(", "train(name")
 
 
 def _starts_something(fn, depth: int = 2) -> bool:

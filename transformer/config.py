@@ -33,8 +33,9 @@ class ModelConfig:
     dropout: float = _size(0.1, "P_drop, on sub-layer outputs, embeddings and attention weights")
     max_len: int = _size(256, "longest sequence the positional encoding covers")
     # The design choices the companion variants change one at a time (checkpoints/variants/):
-    positions: str = _size("sinusoidal", "positional encoding: 'sinusoidal' (the paper's, fixed) or 'learned' "
-                                         "(one trained vector per position)", choices=("sinusoidal", "learned"))
+    positions: str = _size("sinusoidal", "positional encoding: 'sinusoidal' (the paper's, fixed), 'learned' "
+                                         "(one trained vector per position) or 'none' (no position signal: the "
+                                         "toy tasks' lesson)", choices=("sinusoidal", "learned", "none"))
     norm: str = _size("post", "where LayerNorm sits: 'post' (the paper's: LayerNorm(x + Sublayer(x))) or 'pre' "
                               "(x + Sublayer(LayerNorm(x)), a final LayerNorm after each stack)", choices=("post", "pre"))
     scale_scores: bool = _size(True, "divide the attention scores by √d_k (the paper's 'scaled' dot product)")

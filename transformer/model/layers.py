@@ -55,10 +55,23 @@ class LearnedPositionalEmbedding(nn.Module):
         return self.dropout(x + self.pe[start : start + T].to(x.dtype))
 
 
+class NoPositions(nn.Module):
+    """No position signal at all (not in the paper; the toy tasks show why it is needed): the embeddings, then
+    dropout. Self-attention then sees the sentence as a bag of pieces."""
+
+    def __init__(self, d_model: int, max_len: int, dropout: float) -> None:
+        super().__init__()
+        self.register_buffer("pe", torch.zeros(max_len, d_model), persistent=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:          # x: (B, T, d_model)
+        return self.dropout(x)
+
+
 def positional_encoding(cfg: ModelConfig) -> nn.Module:
-    """The config's choice: the paper's fixed sinusoids, or learned positional embeddings."""
-    kind = PositionalEncoding if cfg.positions == "sinusoidal" else LearnedPositionalEmbedding
-    return kind(cfg.d_model, cfg.max_len, cfg.dropout)
+    """The config's choice: the paper's fixed sinusoids, learned positional embeddings, or none."""
+    kind = {"sinusoidal": PositionalEncoding, "learned": LearnedPositionalEmbedding, "none": NoPositions}
+    return kind[cfg.positions](cfg.d_model, cfg.max_len, cfg.dropout)
 
 
 def residual(x: torch.Tensor, norm: nn.LayerNorm, pre: bool, sublayer, dropout: nn.Module):

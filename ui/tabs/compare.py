@@ -18,6 +18,7 @@ from transformer.viz.analysis import head_entropy
 from transformer.viz.figure import empty_figure
 
 from ..page import KIND_CHOICES, NO_TRACE, Page, TabView, caption, code_panel, look_of, safe_view
+from ..train_live import CHOICE_LIST, build_train_live
 from ..inputs import ChoiceDropdown, ChoiceRadio, WholeSlider
 
 NOT_BUNDLED = ("The companion models are not in checkpoints/variants/: train them with "
@@ -55,6 +56,11 @@ def build_compare_tab(page: Page) -> TabView:
     names = [n for n in variants.available() if n != "baseline"]
     choices = [(variants.VARIANTS[n].title, n) for n in names]
     layers = variants.BASELINE_SIZES["n_encoder_layers"]
+    toy_choice, toy_outputs, show_shipped = build_train_live(page)
+    gr.Markdown("### The same choices in English → French models\nSmall companions trained for 900 steps on a CPU: "
+                "they translate poorly (the baseline's Tatoeba test BLEU is 6.6), so their maps show where each "
+                "choice sits in the model, not what it does to a translation: the runs above show the effects.",
+                elem_id="compare-companions")
     with gr.Row(elem_id="compare-controls"):
         variant = ChoiceDropdown(choices, value=names[0] if names else None, label="Against the baseline", scale=3,
                               min_width=260, elem_id="compare-variant", filterable=False)
@@ -76,16 +82,19 @@ def build_compare_tab(page: Page) -> TabView:
     code_panel(residual, LearnedPositionalEmbedding.forward, scaled_dot_product_attention)
 
     @safe_view
-    def draw_compare(trace, variant_v, kind_v, layer_v, head_v, look, large, scale, narrow=False):
+    def draw_compare(trace, variant_v, kind_v, layer_v, head_v, toy_v, look, large, scale, narrow=False):
         lk = look_of(look, large, scale, narrow)
+        toy = show_shipped(toy_v if toy_v in toy_names else toy_names[0], look, large, scale, narrow)
         if not names:
-            return (NOT_BUNDLED, *[empty_figure(NOT_BUNDLED, lk.dark, lk.font) for _ in range(4)])
+            return (NOT_BUNDLED, *[empty_figure(NOT_BUNDLED, lk.dark, lk.font) for _ in range(4)], *toy)
         if trace is None:
-            return (NO_TRACE, *[empty_figure(NO_TRACE, lk.dark, lk.font) for _ in range(4)])
-        return compare_view(trace.source.text, variant_v if variant_v in names else names[0], kind_v,
-                            int(layer_v or 1), head_v, lk, str(page.translator.device))
+            return (NO_TRACE, *[empty_figure(NO_TRACE, lk.dark, lk.font) for _ in range(4)], *toy)
+        return (*compare_view(trace.source.text, variant_v if variant_v in names else names[0], kind_v,
+                              int(layer_v or 1), head_v, lk, str(page.translator.device)), *toy)
 
-    tab = TabView(draw_compare, [variant, kind, layer, head], [about, left, right, choice, loss])
+    toy_names = [name for _, name in CHOICE_LIST]
+    tab = TabView(draw_compare, [variant, kind, layer, head, toy_choice],
+                  [about, left, right, choice, loss, *toy_outputs])
     tab.link = dict(variant=variant, kind=kind, layer=layer, head=head)
     tab.layers = lambda kind_v: layers     # every companion model has this many layers a side, not the page's model
     tab.redraw_on(page, [variant, kind, layer, head], show_progress="hidden", trigger_mode="always_last")
