@@ -19,6 +19,7 @@ import gradio as gr
 
 from transformer.training import toy
 from transformer.viz import toy as toy_views
+from transformer.viz.figure import for_narrow
 
 from .inputs import ChoiceDropdown
 from .page import caption, look_of
@@ -69,8 +70,9 @@ def figures(snap: Optional[dict], look: str, large: bool, scale: str, narrow: bo
     done = snap["step"] >= snap["steps"]
     status = (f"**{snap['title']}** · step {snap['step']} of {snap['steps']} · {snap['seconds']:.0f} s"
               + (" · done" if done else " · training…"))
-    return (status, toy_views.loss_figure(snap, lk.dark, lk.font), toy_views.choice_figure(snap, lk.dark, lk.font),
-            toy_views.attention_figure(snap, lk.dark, lk.font, lk.colorscale), toy_views.paragraph(snap))
+    figs = (toy_views.loss_figure(snap, lk.dark, lk.font), toy_views.choice_figure(snap, lk.dark, lk.font),
+            toy_views.attention_figure(snap, lk.dark, lk.font, lk.colorscale))
+    return (status, *(for_narrow(f) if narrow else f for f in figs), toy_views.paragraph(snap))
 
 
 def build_train_live(page) -> None:
@@ -90,7 +92,7 @@ def build_train_live(page) -> None:
     maps = gr.Plot(show_label=False, label="Attention, both models", elem_id="toy-maps")
     text = gr.Markdown(elem_id="toy-text")
     outputs = [status, loss, effect, maps, text]
-    look = list(page.look[:3])
+    look = list(page.look)          # light/dark, presenter, colour scale, narrow
 
     def show_shipped(name, look_v, large, scale, narrow=False):
         snap = shipped(name)
@@ -99,10 +101,10 @@ def build_train_live(page) -> None:
             out = (out[0].replace(" · done", " · the shipped longer run: press Train to watch one learn"), *out[1:])
         return out
 
-    def run(name, look_v, large, scale):
+    def run(name, look_v, large, scale, narrow):
         try:
             for snap in train(name):
-                yield figures(snap, look_v, large, scale)
+                yield figures(snap, look_v, large, scale, narrow)
         except (RuntimeError, ValueError) as e:
             raise gr.Error(f"The training stopped: {e}", print_exception=False)
 

@@ -90,7 +90,7 @@ def loss_figure(snap: dict, dark: bool, font_size: int):
     layout = dict(xaxis=dict(title=dict(text="training step"), range=[0, snap["steps"]]),
                   yaxis=dict(title=dict(text="training loss"), rangemode="tozero"), legend=legend("top"))
     return fast_figure(data, layout, dark, font_size, grow(340, font_size),
-                       f"{esc(snap['title'])}: training loss, step {snap['step']} of {snap['steps']}")
+                       f"Training loss, step {snap['step']} of {snap['steps']}")
 
 
 def choice_figure(snap: dict, dark: bool, font_size: int):
@@ -122,7 +122,7 @@ def _by_length(snap: dict, dark: bool, font_size: int):
     shapes = [dict(type="rect", xref="x", yref="paper", x0=hi + 0.5, x1=max(int(k) for k in snap["a"]["by_length"]) + 0.5,
                    y0=0, y1=1, fillcolor="rgba(128,128,128,0.15)", line=dict(width=0), layer="below")]
     layout = dict(barmode="group", shapes=shapes,
-                  xaxis=dict(title=dict(text=f"string length (trained on {lo}–{hi}; shaded: never seen)"), dtick=1),
+                  xaxis=dict(title=dict(text=f"length (trained: {lo}–{hi}; shaded: longer)"), dtick=1),
                   yaxis=dict(title=dict(text="strings fully right"), range=[0, 1.05], tickformat=".0%"),
                   legend=legend("top"))
     return fast_figure(data, layout, dark, font_size, grow(340, font_size), "Accuracy by length")
@@ -138,11 +138,11 @@ def _entropy_and_gradient(snap: dict, dark: bool, font_size: int):
         data.append(dict(type="scatter", mode="lines", name=esc(snap[f"{s}_label"]) + ": gradient to Q, K", x=x,
                          y=[round(v, 4) for v in side["grad_norm"]], yaxis="y2", line=dict(color=c, width=2, dash="dot"),
                          hovertemplate="step %{x}: gradient to the queries and keys %{y:.3g}<extra>%{fullData.name}</extra>"))
-    layout = dict(xaxis=dict(title=dict(text="training step"), range=[0, snap["steps"]]),
-                  yaxis=dict(title=dict(text="entropy (0: one piece, 1: even)"), range=[0, 1.05], domain=[0.55, 1]),
-                  yaxis2=dict(title=dict(text="gradient to Q, K"), domain=[0, 0.42], type="log", anchor="x"),
-                  legend=dict(orientation="h", x=0, y=-0.18, yanchor="top"))
-    return fast_figure(data, layout, dark, font_size, grow(460, font_size),
+    layout = dict(xaxis=dict(title=dict(text="training step"), range=[0, snap["steps"]], anchor="y2"),
+                  yaxis=dict(title=dict(text="entropy"), range=[0, 1.05], domain=[0.58, 1], anchor="x"),
+                  yaxis2=dict(title=dict(text="gradient to Q, K"), domain=[0, 0.42], type="log", dtick=1, anchor="x"),
+                  legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"))
+    return fast_figure(data, layout, dark, font_size, grow(520, font_size),
                        "The encoder's softmax entropy (solid) and the gradient reaching Q and K (dotted, log scale)")
 
 
