@@ -36,7 +36,7 @@ def test_compare_draws_every_variant_at_every_size(browser, app_url, size):
         open_compare(page, app_url, variant, kind="cross", layer=3, head=2)
         if "presenter" in size and variant == "learned-positions":
             set_look(page, dark=True, presenter=True)
-            assert page.locator("#compare-left").bounding_box()["y"] < 600     # the maps on the first screen
+            assert page.locator("#toy-loss").bounding_box()["y"] < 600     # the live runs' figures on the first screen
         left, right = page.evaluate(TITLE, "compare-left"), page.evaluate(TITLE, "compare-right")
         assert left.startswith("Baseline") and right.startswith(variants.VARIANTS[variant].title), (left, right)
         assert "layer 3" in left and "layer 3" in right

@@ -78,7 +78,7 @@ def test_each_live_run_shows_the_effect_its_paragraph_states(name):
     from ui.train_live import shipped, train
     snaps = list(train(name))
     last = snaps[-1]
-    assert last["step"] == CHOICES[name].steps and len(snaps) >= 10
+    assert last["step"] == CHOICES[name].steps and len(snaps) >= 10 and snaps[0]["step"] == 0
     for said, holds in toy_views.claims(last):
         assert holds, (name, said, toy_views.outcome(last))
     print(f"{name}: {last['seconds']:.0f} s, {toy_views.outcome(last)}")
@@ -86,4 +86,6 @@ def test_each_live_run_shows_the_effect_its_paragraph_states(name):
     assert longer is not None and longer["step"] > last["step"], f"checkpoints/toy-runs/{name}.json is missing"
     for said, holds in toy_views.claims(longer):
         assert holds, (name, "the shipped run", said, toy_views.outcome(longer))
+    if name == "heads":                                              # "the longer run shows it gets there"
+        assert toy_views.first_step(longer, "b") is not None
     assert len(json.dumps(longer)) < 60_000                                   # shipped small

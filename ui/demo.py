@@ -157,7 +157,7 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
                    new_text=[go_btn.click, text.submit, example.input, picker.input])
     demo.rooms, demo.watch, demo.limits = rooms, watch, limits
     demo.frames = ViewFrames(FollowerViews(page, tabs, translator).build)   # what a follower's page is sent
-    demo.known_piece = known_piece_of(translator.tokenizer)                   # a student's typed word (votes)
+    demo.known_piece = known_piece_of(getattr(translator, "tokenizer", None))   # a student's typed word (votes)
     demo.page_js = page_js(tour_json(translator.cfg))   # the page's scripts, the tour's stops with the model's sizes
     return demo
 

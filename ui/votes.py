@@ -100,7 +100,10 @@ def build_vote_panel() -> VotePanel:
 
 
 def known_piece_of(tokenizer):
-    """A student's typed word as one piece of the model's vocabulary ("chat" → "▁chat"), or None."""
+    """A student's typed word as one piece of the model's vocabulary ("chat" → "▁chat"), or None (every typed word
+    is refused where the translator has no tokenizer of its own)."""
+    if tokenizer is None:
+        return None
     return lambda word: piece_of(word, tokenizer.piece_id, lambda i: tokenizer.pieces([i])[0])
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator, Optional
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
 
 import numpy as np
 import torch
@@ -95,11 +95,11 @@ CHOICES = {
                         steps=700, lr=1e-3, warmup=50, train_lengths=(3, 8), test_lengths=(3, 12)),
     "scale": Choice("scale", "Scaling the scores by √d_k", "reverse",
                     dict(scale_scores=True), dict(scale_scores=False), "÷ √d_k", "not scaled",
-                    steps=450, lr=1e-3, warmup=50, base=dict(d_model=256, n_heads=1, d_ff=256, n_encoder_layers=1,
+                    steps=350, lr=1e-3, warmup=50, base=dict(d_model=256, n_heads=1, d_ff=256, n_encoder_layers=1,
                                                             n_decoder_layers=1)),
     "norm": Choice("norm", "Pre-norm or post-norm, no warm-up", "reverse",
                    dict(norm="pre"), dict(norm="post"), "pre-norm", "post-norm",
-                   steps=500, lr=1e-2, warmup=0, base=dict(n_encoder_layers=4, n_decoder_layers=4)),
+                   steps=450, lr=1e-2, warmup=0, base=dict(n_encoder_layers=4, n_decoder_layers=4)),
     "heads": Choice("heads", "Several heads or one", "diff",
                     dict(n_heads=4), dict(n_heads=1), "4 heads", "1 head",
                     steps=1000, lr=1e-3, warmup=50, base=dict(n_encoder_layers=1, n_decoder_layers=1)),
@@ -114,11 +114,16 @@ class Side:
     """One of the two models at a snapshot."""
 
     loss: list[float]               # training loss at each snapshot so far
-    accuracy: list[float]           # held-out sequence accuracy (greedy, whole sequence right) at each snapshot
-    by_length: dict[int, float]     # held-out sequence accuracy by source length, now
+    accuracy: list[float]           # fresh random strings of the trained lengths fully right (greedy) at each snapshot
+    by_length: dict[int, float]     # fresh random strings fully right, by length, now
     attention: np.ndarray           # one cross-attention map, now: (target steps, source pieces), the last layer's mean
     entropy: list[float]            # mean normalised entropy of the encoder's softmax rows at each snapshot
-    grad_norm: list[float]          # the gradient reaching the queries and keys at each snapshot
+    grad_norm: list[float]          # the gradient through the encoder's softmax (RMS of ∂loss/∂scores), mean since the last
+    at: list[int] = field(default_factory=list)   # the step of each snapshot (0: the untrained models)
+
+    def copy(self) -> "Side":
+        return Side(list(self.loss), list(self.accuracy), dict(self.by_length), self.attention, list(self.entropy),
+                    list(self.grad_norm), list(self.at))
 
 
 @dataclass
@@ -135,19 +140,21 @@ class Snapshot:
         """Plain data (for another process, a JSON file and the figures of ``viz/toy.py``)."""
         def side(x: Side) -> dict:
             return dict(loss=x.loss, accuracy=x.accuracy, by_length={str(k): v for k, v in x.by_length.items()},
-                        attention=np.round(x.attention, 4).tolist(), entropy=x.entropy, grad_norm=x.grad_norm)
+                        attention=np.round(x.attention, 4).tolist(), entropy=x.entropy,
+                        grad_norm=[float(f"{g:.4g}") for g in x.grad_norm], at=x.at)
         c = self.choice
         return dict(choice=c.name, title=c.title, task=c.task, a_label=c.a_label, b_label=c.b_label,
                     train_lengths=list(c.train_lengths), every=c.every, step=self.step, steps=self.steps,
                     seconds=round(self.seconds, 2), a=side(self.a), b=side(self.b), example=list(self.example))
 
 
-def query_key_gradient(model: Transformer) -> float:
-    """The norm of the gradient that reaches every attention's query and key projections: what passes back through
-    the softmax (a saturated softmax passes almost none)."""
-    sq = [p.grad.detach().pow(2).sum() for n, p in model.named_parameters()
-          if p.grad is not None and (".w_q." in n or ".w_k." in n)]
-    return float(torch.stack(sq).sum().sqrt()) if sq else 0.0
+def softmax_gradient(attentions) -> float:
+    """How much gradient passes back through the encoder's softmax: the root mean square of ∂loss/∂scores (the
+    softmax's input) over every encoder self-attention map of the batch (a saturated softmax passes almost none)."""
+    grads = [w.scores.grad for w in attentions if w.scores.grad is not None]
+    if not grads:
+        return 0.0
+    return float(torch.cat([g.reshape(-1) for g in grads]).pow(2).mean().sqrt())
 
 
 def _warm(step: int, warmup: int) -> float:
@@ -166,7 +173,7 @@ def greedy(model: Transformer, src: torch.Tensor, n: int) -> torch.Tensor:
 
 
 def accuracy_by_length(model: Transformer, pairs: list) -> dict[int, float]:
-    """Held-out sequence accuracy (every piece right), by source length."""
+    """The share of fresh random strings (drawn apart from the training batches) fully right, by source length."""
     model.eval()
     out: dict[int, list] = {}
     by_len: dict[int, list] = {}
@@ -197,10 +204,9 @@ def looks(model: Transformer, example: tuple[list, list]) -> tuple[np.ndarray, f
     return cross, float(np.mean(ent))
 
 
-def train_pair(choice: Choice, seed: int = 0, steps: Optional[int] = None,
-               stop: Callable[[], bool] = lambda: False) -> Iterator[Snapshot]:
-    """Train the choice's two models side by side on the same batches; yield a Snapshot every `choice.every` steps
-    and at the end. One CPU thread: the app's other users keep the other cores. `stop()` ends it early."""
+def train_pair(choice: Choice, seed: int = 0, steps: Optional[int] = None) -> Iterator[Snapshot]:
+    """Train the choice's two models side by side on the same batches; yield a Snapshot of the untrained models,
+    then every `choice.every` steps and at the end (the caller stops it by no longer asking)."""
     steps = steps or choice.steps
     rng = np.random.default_rng(seed)
     test = make_pairs(choice.task, np.random.default_rng(seed + 10_000), 40 * (choice.test_lengths[1] -
@@ -216,47 +222,62 @@ def train_pair(choice: Choice, seed: int = 0, steps: Optional[int] = None,
         opts[s] = torch.optim.Adam(models[s].parameters(), lr=choice.lr, betas=(0.9, 0.98), eps=1e-9)
         sides[s] = Side([], [], {}, np.zeros((0, 0)), [], [])
     t0 = time.perf_counter()
-    grads = {"a": 0.0, "b": 0.0}
-    losses = {"a": [], "b": []}
+    grads: dict[str, list] = {"a": [], "b": []}
+    losses: dict[str, list] = {"a": [], "b": []}
+
+    def snapshot(step: int) -> Snapshot:
+        for s in ("a", "b"):
+            by_len = accuracy_by_length(models[s], test)
+            attn, ent = looks(models[s], example)
+            side = sides[s]
+            side.loss.append(float(np.nanmean(losses[s][-choice.every:])) if losses[s] else float("nan"))
+            trained = [v for n, v in by_len.items() if choice.train_lengths[0] <= n <= choice.train_lengths[1]]
+            side.accuracy.append(float(np.mean(trained)))
+            side.by_length, side.attention = by_len, attn
+            side.entropy.append(ent)
+            side.grad_norm.append(float(np.mean(grads[s])) if grads[s] else 0.0)
+            side.at.append(step)
+            grads[s] = []
+        return Snapshot(choice, step, steps, time.perf_counter() - t0, sides["a"].copy(), sides["b"].copy(), example)
+
+    yield snapshot(0)                            # the untrained models: where each starts
     for step in range(steps):
         src, tin, tout = batch(make_pairs(choice.task, rng, choice.batch_size, choice.train_lengths))
         for s in ("a", "b"):
             model, opt = models[s], opts[s]
             for g in opt.param_groups:
                 g["lr"] = choice.lr * _warm(step, choice.warmup)
-            logits = model(src, tin).logits
-            loss = F.cross_entropy(logits.reshape(-1, VOCAB), tout.reshape(-1), ignore_index=PAD_ID)
+            out = model(src, tin, output_attentions=True)
+            for w in out.encoder_attentions:
+                w.scores.retain_grad()
+            loss = F.cross_entropy(out.logits.reshape(-1, VOCAB), tout.reshape(-1), ignore_index=PAD_ID)
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            grads[s] = query_key_gradient(model)
+            grads[s].append(softmax_gradient(out.encoder_attentions))
             opt.step()
             value = float(loss.detach())
             losses[s].append(value if math.isfinite(value) else float("nan"))
-        last = step == steps - 1 or stop()
-        if (step + 1) % choice.every == 0 or last:
-            for s in ("a", "b"):
-                by_len = accuracy_by_length(models[s], test)
-                attn, ent = looks(models[s], example)
-                side = sides[s]
-                side.loss.append(float(np.nanmean(losses[s][-choice.every:])))
-                trained = [v for n, v in by_len.items() if choice.train_lengths[0] <= n <= choice.train_lengths[1]]
-                side.accuracy.append(float(np.mean(trained)))
-                side.by_length, side.attention = by_len, attn
-                side.entropy.append(ent)
-                side.grad_norm.append(grads[s])
-            yield Snapshot(choice, step + 1, steps, time.perf_counter() - t0,
-                           replace(sides["a"]), replace(sides["b"]), example)
-        if last:
-            return
+        if (step + 1) % choice.every == 0 or step == steps - 1:
+            yield snapshot(step + 1)
 
 
-def run_into(name: str, seed: int, out, steps: Optional[int] = None) -> None:
-    """A worker process's whole job: the choice's pair trained on one CPU thread, each snapshot put on `out` as plain
-    data, then None (an error is put as {"error": …} first)."""
+def main(argv=None) -> int:
+    """``python -m transformer.training.toy NAME [--seed 0] [--steps N]``: the choice's live run on one CPU thread, one
+    snapshot per line as JSON (the app's worker process: ui/train_live.py reads it)."""
+    import argparse
+    import json
+    import sys
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("name", choices=list(CHOICES))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=None)
+    args = ap.parse_args(argv)
     torch.set_num_threads(1)
-    try:
-        for snap in train_pair(CHOICES[name], seed, steps):
-            out.put(snap.to_dict())
-    except Exception as e:  # noqa: BLE001  the page says what went wrong; the app goes on
-        out.put({"error": f"{type(e).__name__}: {e}"})
-    out.put(None)
+    for snap in train_pair(CHOICES[args.name], args.seed, args.steps):
+        sys.stdout.write(json.dumps(snap.to_dict(), separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
