@@ -76,6 +76,7 @@ def random_batch(cfg, B=3, S=9, seed=0):
 
 
 from harness.app import free_port, start_app, stop_app  # noqa: E402,F401  (shared with the benchmarks)
+from harness.redis_server import start_redis, stop_redis  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -158,3 +159,11 @@ def pytest_collection_modifyitems(config, items):
         defs = [d for ds in (fixtures.name2fixturedefs.values() if fixtures else ()) for d in ds]
         if _starts_something(getattr(item, "function", None)) or any(_starts_something(d.func) for d in defs):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    """A throwaway redis-server for a test module (the live rooms' and the votes' Redis stores)."""
+    proc = start_redis(port := free_port())
+    yield f"redis://127.0.0.1:{port}/0"
+    stop_redis(proc)

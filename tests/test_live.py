@@ -10,8 +10,7 @@ import time
 import httpx
 import pytest
 
-from harness.app import free_port, start_app, stop_app
-from harness.redis_server import start_redis, stop_redis
+from harness.app import start_app, stop_app
 from ui.rooms import MemoryRooms, RoomError, clean_state
 
 VIEW = {"text": "The cat is sleeping on the sofa.", "tab": "steps", "step": "2"}
@@ -146,13 +145,6 @@ def test_memory_rooms():
     assert rooms.read(unused) is None and rooms.read(shown) is not None  # a room never shown goes sooner
     with pytest.raises(RoomError):
         clean_state({"tab": "steps"})                                    # a view needs its sentence
-
-
-@pytest.fixture(scope="module")
-def redis_url():
-    proc = start_redis(port := free_port())
-    yield f"redis://127.0.0.1:{port}/0"
-    stop_redis(proc)
 
 
 def test_redis_rooms(redis_url):

@@ -8,17 +8,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import time
 
 import gradio as gr
-import httpx
 import numpy as np
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from harness.app import free_port, start_app, stop_app
-from harness.redis_server import start_redis, stop_redis
 from transformer.viz.analysis import pattern_scores
 from transformer.votes import (MAX_OPTIONS, Question, VoteError, accept, choice_question, export_csv, export_json,
                                head_question, next_question, piece_of, piece_question, piece_words)
@@ -158,13 +154,6 @@ def check_votes(rooms, other=None) -> None:
 
 def test_memory_rooms_keep_the_rules_of_a_vote():
     check_votes(MemoryRooms())
-
-
-@pytest.fixture(scope="module")
-def redis_url():
-    proc = start_redis(port := free_port())
-    yield f"redis://127.0.0.1:{port}/0"
-    stop_redis(proc)
 
 
 def test_two_apps_on_one_redis_count_each_student_once(redis_url):

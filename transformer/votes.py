@@ -19,6 +19,7 @@ refuses it with a message the page shows.
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 import json
 import re
@@ -286,7 +287,6 @@ def export_label(q: Question, key: str) -> str:
 
 
 def _utc(t: float) -> str:
-    import datetime
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat(timespec="seconds") if t else ""
 
 

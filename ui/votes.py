@@ -30,6 +30,7 @@ from .reports import report_folder
 from .rooms import RoomError, StoreDown
 
 LAST_ROOM_KEY = "transformer-live-last-room"
+STORE_DOWN = "The lecture room store does not answer just now: try again in a moment."
 COUNT_EVERY_S = 0.7          # the projector's count, while answers are open (the issue asks for at least once a second)
 QUESTION_CHOICES = [(words, kind) for kind, words in KINDS.items()]
 # the view on the presenter's screen is blurred while the room answers (a figure would give the answer away):
@@ -183,8 +184,7 @@ class RoomQuestions:
                 self.rooms.dismiss(*room)
                 q = None
         except StoreDown:
-            raise gr.Error("The lecture room store does not answer just now: try again in a moment.",
-                           print_exception=False)
+            raise gr.Error(STORE_DOWN, print_exception=False)
         except RoomError as e:
             raise gr.Error(f"{e}.", print_exception=False)
         self.watch.poke(code)
@@ -212,8 +212,7 @@ class RoomQuestions:
         try:
             questions = [Question.of(q) for q in self.rooms.questions(*room)]
         except StoreDown:
-            raise gr.Error("The lecture room store does not answer just now: try again in a moment.",
-                           print_exception=False)
+            raise gr.Error(STORE_DOWN, print_exception=False)
         except RoomError:
             questions = []
         if not questions:

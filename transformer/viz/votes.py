@@ -9,7 +9,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..votes import Question, agreed, piece_words
+from ..votes import Question, agreed
 from .figure import esc, fast_figure, grow, short
 
 ROOM_COLOUR, MODEL_COLOUR = "#56B4E9", "#E69F00"     # Okabe-Ito sky blue and orange: colour-blind safe
