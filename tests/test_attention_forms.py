@@ -44,15 +44,16 @@ def test_three_forms_agree_on_a_padded_batch(tiny_model, tiny_cfg):
         assert (r["output"] - own).abs().max() <= 1e-5, name
 
 
-def test_the_no_scaling_variant_everywhere(tiny_cfg):
+def test_a_model_without_the_division_everywhere(tiny_cfg, tmp_path):
     """One d_k, and whether the model divides by it, honoured everywhere (issue 42): the three forms agree with a
     no-√d_k model's own sub-layer, and Inside one head and the q · k text on its trace show that model's own
-    weights and scores, not the paper's (the bundled no-scaling companion, checkpoints/variants/no-scaling)."""
+    weights and scores, not the paper's (the bundled weights in a model told not to divide, saved as a checkpoint
+    of its own beside the bundled one)."""
     import dataclasses
 
     import numpy as np
 
-    from transformer.io.checkpoint import DEFAULT_CHECKPOINT
+    from transformer.io.checkpoint import DEFAULT_CHECKPOINT, TOKENIZER_FILE, load_checkpoint, save_checkpoint
     from transformer.model.transformer import Transformer
     from transformer.serving.translator import Translator
     from transformer.viz import analysis, views
@@ -67,8 +68,11 @@ def test_the_no_scaling_variant_everywhere(tiny_cfg):
         for name, r in compare(mha, x, x, None, repeats=1).items():
             assert (r["output"] - own).abs().max() <= 1e-5, name
 
-    variant = DEFAULT_CHECKPOINT.parent / "variants" / "no-scaling"
-    for folder, scales in ((variant, False), (DEFAULT_CHECKPOINT, True)):
+    paper, _ = load_checkpoint(DEFAULT_CHECKPOINT)
+    unscaled = Transformer(dataclasses.replace(paper.cfg, scale_scores=False)).eval()
+    unscaled.load_state_dict(paper.state_dict())
+    save_checkpoint(unscaled, DEFAULT_CHECKPOINT / TOKENIZER_FILE, tmp_path / "unscaled")
+    for folder, scales in ((tmp_path / "unscaled", False), (DEFAULT_CHECKPOINT, True)):
         translator = Translator(folder, "cpu")
         trace = translator.trace("The cat is sleeping on the sofa.")
         d_k = translator.cfg.d_model // translator.cfg.n_heads

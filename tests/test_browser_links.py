@@ -54,20 +54,17 @@ def test_a_paragraph_link_offers_its_sentences_and_a_new_translation_drops_the_o
     page.close()
 
 
-def test_a_compare_link_reproduces_both_maps(browser, app_url):
-    from transformer import variants
-    if "one-head" not in variants.available():
-        pytest.skip("companion models not bundled (python tools/train_variants.py)")
+def test_a_compare_link_opens_its_design_choice(browser, app_url):
+    """choice= opens that design choice's run, Copy link says it, and a link from before the English → French
+    companions went (variant=no-scaling) opens the same choice's toy run."""
     page = browser.new_page(viewport={"width": 1280, "height": 800})
-    open_link(page, app_url, text="The cat is sleeping on the sofa.", tab="compare", variant="one-head",
-              kind="encoder", layer=2, head=5)
-    left, right = figure_of(page, "compare-left"), figure_of(page, "compare-right")
-    assert "layer 2, head 5" in left and "One head" in right and "layer 2, head 1" in right, (left[:200], right[:200])
-    link = copied_link(page)
-    assert "variant=one-head" in link and "kind=encoder" in link and "layer=2" in link and "head=5" in link, link
-    fresh = browser.new_page(viewport={"width": 1280, "height": 800})
-    fresh.goto(link)
-    fresh.wait_for_selector("[role=tab][data-tab-id=compare][aria-selected=true]", timeout=WAIT_MS)
-    assert (figure_of(fresh, "compare-left"), figure_of(fresh, "compare-right")) == (left, right)
-    fresh.close()
+    open_link(page, app_url, text="The cat is sleeping on the sofa.", tab="compare", choice="heads")
+    page.wait_for_selector("#toy-status:has-text('Several heads or one')", timeout=WAIT_MS)
+    maps = figure_of(page, "toy-maps")
+    assert "choice=heads" in copied_link(page)
+    old = browser.new_page(viewport={"width": 1280, "height": 800})
+    open_link(old, app_url, text="The cat is sleeping on the sofa.", tab="compare", variant="no-scaling")
+    old.wait_for_selector("#toy-status:has-text('Scaling the scores')", timeout=WAIT_MS)
+    assert figure_of(old, "toy-maps") != maps
+    old.close()
     page.close()

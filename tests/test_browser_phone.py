@@ -119,8 +119,7 @@ TAP_MIN_PX = 40
 # multiples have no labels, only the L/H names around them), and How it learned's, drawn for a training sentence
 MAPS = [("steps", "cross-step-plot", "source"), ("steps", "cross-steps-plot", "source"),
         ("explorer", "explorer-plot", "key"), ("explorer", "grid-plot", None), ("summary", "summary-plot", "entropy"),
-        ("inside", "inside-plot", "key"), ("learned", "replay-plot", "key"), ("compare", "compare-left", "key"),
-        ("compare", "compare-right", "key")]
+        ("inside", "inside-plot", "key"), ("learned", "replay-plot", "key"), ("compare", "toy-maps", "reading")]
 
 # Every label of a figure (ticks, axis titles, the title, the colour bar's, the cell texts) with its box on screen.
 LABELS = """(id) => {
@@ -152,7 +151,7 @@ def drawn_for_phone(page, fig: str) -> None:
     """Wait until the figure is drawn for the phone (for_narrow has run on it) from the long sentence."""
     page.wait_for_function("""(id) => { const gd = document.querySelector(`#${id} .js-plotly-plot`);
         return gd && gd.layout && gd.layout.dragmode === false && gd.data.length > 0
-               && (id === 'grid-plot' || id === 'summary-plot' || id === 'replay-plot'
+               && (id === 'grid-plot' || id === 'summary-plot' || id === 'replay-plot' || id === 'toy-maps'
                    || (gd.data[0].x || []).length >= 25); }""", arg=fig, timeout=WAIT_MS)
     page.wait_for_timeout(300)
 
@@ -216,7 +215,7 @@ def test_no_map_labels_overprint_on_a_phone_and_a_tap_names_the_pieces(long_phon
         assert all(len(t) <= NARROW_LABEL_CHARS for t in xs + ys), (fig, xs, ys)
         hover = tap_a_cell(page, fig)
         assert names in hover, (fig, hover)
-        if fig in ("explorer-plot", "cross-steps-plot", "inside-plot", "compare-left"):
+        if fig in ("explorer-plot", "cross-steps-plot", "inside-plot"):
             assert longest in hover and not any(longest in t for t in xs), (fig, longest, hover)
 
 

@@ -71,7 +71,7 @@ def test_presenter_mode_shows_the_sentence_its_french_and_their_pieces_whole(bro
 
 def test_presenter_mode_writes_every_figures_text_at_28_px_in_every_tab(browser, app_url):
     """At 1920×1080 with a long sentence: every figure of every tab (the Why tab's four views, Inside one layer,
-    your French scored and a beam search run, the companion models compared) measured as drawn."""
+    your French scored and a beam search run, the design choices' shipped runs) measured as drawn."""
     page = presenter_page(browser, app_url)
     seen, tops = {}, {}
 
@@ -118,7 +118,7 @@ def test_presenter_mode_writes_every_figures_text_at_28_px_in_every_tab(browser,
     assert not small, small
     for must in ("Step by step: cross-steps-plot", "Attention explorer: grid-plot", "Head summary: summary-plot",
                  "Inside one head: layer-plot", "Lines: ", "Attribution: contrast-plot", "Layer by layer: lens-plot",
-                 "Vectors: input-plot", "How it learned: replay-loss", "Compare: compare-loss",
+                 "Vectors: input-plot", "How it learned: replay-loss", "Compare: toy-loss",
                  "Your French & beams: beam-plot"):
         assert any(view.startswith(must) for view in seen), (must, sorted(seen))
     assert all(top < FOLD_PX for top in tops.values()), " ".join(f"{k}={v}" for k, v in tops.items())

@@ -48,13 +48,16 @@ def test_query_string_round_trips():
     assert notes == [] and q == ViewQuery("Où est la gare? & co", "explorer", None, "cross", 2, MEAN)
 
 
-def test_the_compare_views_variant_round_trips_and_a_wrong_one_is_named():
-    link = query_string("The cat.", "compare", variant="no-scaling", kind="cross", layer=3, head="mean over heads")
+def test_the_compare_views_choice_round_trips_and_a_wrong_one_is_named():
+    link = query_string("The cat.", "compare", choice="scale")
     params = {k: v[0] for k, v in parse_qs(link[1:]).items()}
     q, notes = parse_query(params, TABS + ["compare"], "default", "steps")
-    assert notes == [] and (q.tab, q.variant, q.kind, q.layer, q.head) == ("compare", "no-scaling", "cross", 3, MEAN)
-    q, notes = parse_query({"tab": "compare", "variant": "rotary"}, TABS + ["compare"], "t", "steps")
-    assert q.variant is None and len(notes) == 1 and "variant=rotary" in notes[0]
+    assert notes == [] and (q.tab, q.choice) == ("compare", "scale")
+    q, notes = parse_query({"tab": "compare", "choice": "rotary"}, TABS + ["compare"], "t", "steps")
+    assert q.choice is None and len(notes) == 1 and "choice=rotary" in notes[0]
+    # a link from before the English → French companions went opens the same choice's toy run
+    q, notes = parse_query({"tab": "compare", "variant": "no-scaling"}, TABS + ["compare"], "t", "steps")
+    assert notes == [] and q.choice == "scale"
 
 
 def test_notes_that_quote_a_links_values_never_carry_its_html():
@@ -62,7 +65,7 @@ def test_notes_that_quote_a_links_values_never_carry_its_html():
     that quote its values. The notes are shown under the pieces (ui/links.py) through events.notes_html, escaped."""
     from ui.events import notes_html
     evil = '<a href=//ev.il>Log in</a><img src=//ev.il/x.png>'
-    params = {name: evil for name in ("tab", "step", "layer", "kind", "head", "mode", "scale", "variant")}
+    params = {name: evil for name in ("tab", "step", "layer", "kind", "head", "mode", "scale", "choice")}
     q, notes = parse_query({"text": "Hello.", **params}, ["steps", "explorer"], "x", "steps")
     assert notes and any("<a href=//ev.il>" in n for n in notes)   # the values are quoted: the test has teeth
     shown = notes_html(notes)

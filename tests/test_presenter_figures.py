@@ -4,17 +4,16 @@ side. tests/test_browser_projector.py measures the same figures as Chromium draw
 from __future__ import annotations
 
 import html
+import json
 import re
 
-import numpy as np
 import pytest
 
 from test_plots import rand_attn, validated
 from transformer.probes import inside_layer, lens as lens_module, vectors
 from transformer.replay import load_replay
-from transformer.viz import compare, figure, layer as layer_views, learning, plots, presenter, steering, views
+from transformer.viz import figure, layer as layer_views, learning, plots, presenter, steering, toy, views
 from transformer.viz import why as why_views
-from transformer.viz.analysis import head_entropy
 from transformer.viz.style import BASE_FONT, PRESENTER_FONT
 
 LEAST = 28          # px: the least a projector's back row reads at 1920×1080 (issue 43)
@@ -69,14 +68,12 @@ def large_figures(tiny_translator, bundled_checkpoint):
                      steering.beam_tree_figure(tr.beam(TEXT, 3), lk.dark, lk.font)]
     replay = load_replay(bundled_checkpoint / "replay.npz").thin(12)
     figs["learned"] = list(learning.learning_view(replay, 0, 5, "cross", 1, "mean over heads", lk)[1:])
-    sides = [compare.Side(n, t, "x", {}, [100, 200, 300], [5.0, 4.0, 3.5], c)
-             for n, t, c in (("baseline", "Baseline (the paper's choices)", "#0072B2"),
-                             ("no-scaling", "No ÷√d_k", "#D55E00"))]
-    pe = np.random.default_rng(0).normal(size=(40, 16))
-    figs["compare"] = [compare.loss_figure(sides, lk.dark, lk.font),
-                       compare.entropy_figure([(s.title, head_entropy(trace.encoder.probs, False), s.color)
-                                               for s in sides], "Encoder self-attention", lk.dark, lk.font),
-                       compare.positions_figure([("Baseline", pe), ("Learned", pe)], 20, 8, lk.dark, lk.font)]
+    figs["compare"] = []
+    for run in sorted((bundled_checkpoint.parent / "toy-runs").glob("*.json")):   # each design choice's shipped run
+        snap = json.loads(run.read_text(encoding="utf-8"))
+        figs["compare"] += [toy.loss_figure(snap, lk.dark, lk.font), toy.choice_figure(snap, lk.dark, lk.font),
+                            toy.attention_figure(snap, lk.dark, lk.font)]
+    assert len(figs["compare"]) == 3 * 5
     return figs
 
 

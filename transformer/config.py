@@ -32,7 +32,7 @@ class ModelConfig:
     d_ff: int = _size(1024, "inner width of the position-wise feed-forward network")
     dropout: float = _size(0.1, "P_drop, on sub-layer outputs, embeddings and attention weights")
     max_len: int = _size(256, "longest sequence the positional encoding covers")
-    # The design choices the companion variants change one at a time (checkpoints/variants/):
+    # The design choices the Compare view's toy runs change one at a time (transformer/training/toy.py):
     positions: str = _size("sinusoidal", "positional encoding: 'sinusoidal' (the paper's, fixed), 'learned' "
                                          "(one trained vector per position) or 'none' (no position signal: the "
                                          "toy tasks' lesson)", choices=("sinusoidal", "learned", "none"))

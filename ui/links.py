@@ -48,11 +48,8 @@ def link_updates(page: Page, q: links.ViewQuery, tab: Optional[TabView], trace) 
         out[head] = "mean over heads" if q.head == links.MEAN else q.head
     if "mode" in tab_link and q.mode:
         out[tab_link["mode"]] = q.mode
-    if "variant" in tab_link and q.variant:
-        if q.variant in dict((v, t) for t, v in tab_link["variant"].choices):
-            out[tab_link["variant"]] = q.variant
-        else:
-            notes.append(f"The variant '{q.variant}' is not bundled here: showing the default.")
+    if "choice" in tab_link and q.choice:
+        out[tab_link["choice"]] = q.choice
     for key in CAUSAL_KEYS:                               # Knock it out's: its states take them as they are
         if key in tab_link and getattr(q, key) is not None:
             out[tab_link[key]] = getattr(q, key)

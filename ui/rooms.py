@@ -1,7 +1,7 @@
 """Lecture rooms: the presenter's view, shared with everyone who follows it (no gradio here).
 
 A room holds the view's state: the link parameters (``LINK_KEYS`` of ``transformer/viz/links.py``: text,
-tab, step, kind, layer, head, the explorer's mode, the colour scale, Compare's variant), a version that grows
+tab, step, kind, layer, head, the explorer's mode, the colour scale, Compare's design choice), a version that grows
 with every change, and the time of the last change. Only the holder of the room's secret (kept in the
 presenter's browser, never in the link) can change it or end it; anyone with the short code can read it. A room
 ends when the presenter ends it, after ROOM_IDLE_S without a change, or after ROOM_UNUSED_S if nothing was ever

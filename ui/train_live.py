@@ -97,7 +97,7 @@ def figures(snap: Optional[dict], look: str, large: bool, scale: str, narrow: bo
     status = (f"**{snap['title']}** · step {snap['step']} of {snap['steps']} · {snap['seconds']:.0f} s"
               + (" · done" if done else " · training…"))
     figs = (toy_views.loss_figure(snap, lk.dark, lk.font), toy_views.choice_figure(snap, lk.dark, lk.font),
-            toy_views.attention_figure(snap, lk.dark, lk.font, lk.colorscale))
+            toy_views.attention_figure(snap, lk.dark, lk.font, lk.colorscale, narrow))
     return (status, *(for_narrow(f) if narrow else f for f in figs), toy_views.paragraph(snap))
 
 
@@ -115,7 +115,7 @@ def build_train_live(page) -> tuple:
     """The section's controls and figures, and its events: (the choice, the shipped run's outputs, their drawing)."""
     gr.Markdown("### Design choices, trained live", elem_id="toy-intro")
     caption("two small Transformers that differ in one choice learn a toy task side by side, on this machine's CPU, "
-            "in about a minute: the paper's choice in blue, the other in red, scored on fresh random strings. A "
+            "in about a minute: the paper's choice in blue, the other in orange, scored on fresh random strings. A "
             "longer run of the same two models shows first; press Train live to watch them learn (a constant "
             "learning rate: the curves wobble).")
     with gr.Row(elem_id="toy-controls", equal_height=True):

@@ -1,7 +1,7 @@
 """The Transformer's layers (paper sections 3.1, 3.3 and 3.5).
 
 Post-norm sub-layers, as in the paper: x = LayerNorm(x + Dropout(Sublayer(x))). Two of the design
-choices the companion variants change (``config.ModelConfig``) live here too: pre-norm sub-layers,
+choices the Compare view's toy runs change (``config.ModelConfig``) live here too: pre-norm sub-layers,
 x = x + Dropout(Sublayer(LayerNorm(x))), and learned positional embeddings.
 """
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Post-norm layers (``layers.py``), sinusoidal positional encoding, embeddings scaled by
 sqrt(d_model), one vocabulary shared by source and target with the input embeddings tied to
-the output projection (section 3.4). The companion variants' choices (``ModelConfig``: learned
-positions, pre-norm with a final LayerNorm after each stack, no ÷√d_k) are switched by the config.
+the output projection (section 3.4). The design choices the Compare view's toy runs
+change (``ModelConfig``: learned or no positions, pre-norm with a final LayerNorm after each stack, no ÷√d_k)
+are switched by the config.
 
 Attention weights are returned only when asked (``output_attentions=True``), per layer and
 per head, in typed results; they are never stored on the modules.

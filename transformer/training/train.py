@@ -29,7 +29,6 @@ from tqdm import tqdm
 from ..config import MAX_SOURCE_PIECES, PAD_ID, ModelConfig
 from ..io.checkpoint import PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE
 from ..replay import load_replay, replay_steps
-from ..variants import BASELINE_SIZES, VARIANTS
 from .augment import AugmentConfig
 from .data import SHARED_DATA, ParallelData
 from .evaluation import LOG_EVERY, add_replay_point, average_weights, evaluate_dev, log_row, read_log, run_eval
@@ -54,10 +53,6 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
         else:
             m.add_argument(flag, type=type(default), default=default, help=f.metadata.get("help"),
                            choices=f.metadata.get("choices"))
-    m.add_argument("--variant", choices=list(VARIANTS), default=None,
-                   help="a companion model of the Compare view: the baseline's sizes (" +
-                        ", ".join(f"{k}={v}" for k, v in BASELINE_SIZES.items()) + ") and one changed design "
-                        "choice (transformer/variants.py); overrides the options above")
 
 
 def add_augment_options(d) -> None:
@@ -145,9 +140,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.continue_from and (args.init_from or args.resume or args.new_tokenizer):
         p.error("--continue-from goes on from a run's own state: leave out --init-from, --resume and --new-tokenizer")
-    if args.variant:
-        for name, value in {**BASELINE_SIZES, **VARIANTS[args.variant].changes}.items():
-            setattr(args, name, value)
     return args
 
 

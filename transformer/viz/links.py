@@ -13,13 +13,15 @@ from urllib.parse import urlencode
 from ..causal import MAX_PARTS_TEXT, METHODS, parse_parts, parts_text
 from ..config import MAX_INPUT_CHARS
 from ..trace import KINDS
-from ..variants import VARIANTS
 from .figure import COLORSCALES
+from .toy import PARAGRAPHS as TOY_CHOICES
 
-LINK_KEYS = ("text", "tab", "step", "kind", "layer", "head", "mode", "scale", "variant",
+LINK_KEYS = ("text", "tab", "step", "kind", "layer", "head", "mode", "scale", "choice",
              "knockout", "method", "rank", "b", "at", "piece")   # the last six: Knock it out's (causal.py)
 MODES = ("head", "mean", "rollout")     # the explorer's "Show": one head, the mean over heads, rollout
 MEAN = "mean"
+# Links made before the Compare view's English → French companions went (their variant=, now the toy run's choice=)
+OLD_VARIANTS = {"learned-positions": "positions", "no-scaling": "scale", "pre-norm": "norm", "one-head": "heads"}
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ class ViewQuery:
     head: Optional[str] = None      # "mean" or "1".."H"
     mode: Optional[str] = None      # the explorer's: "head", "mean" or "rollout"
     scale: Optional[str] = None     # the colour scale (figure.COLORSCALES)
-    variant: Optional[str] = None   # the Compare view's variant (transformer/variants.py)
+    choice: Optional[str] = None    # the Compare view's design choice (viz/toy.py: positions, scale, ...)
     knockout: Optional[str] = None  # Knock it out: the parts switched off ("cross L3 H6, enc L2 ffn")
     method: Optional[str] = None    # ... zeroed or mean-replaced
     rank: Optional[int] = None      # ... every head ranked: for the whole translation (0) or one step's piece
@@ -91,13 +93,14 @@ def parse_query(params: Mapping[str, str], tabs: Sequence[str], default_text: st
     scale = next((s for s in COLORSCALES if s.lower() == get("scale").lower()), None) if get("scale") else None
     if get("scale") and scale is None:
         notes.append(f"The link's scale={get('scale')[:40]} is not one of {', '.join(COLORSCALES)}: using the default.")
-    variant = get("variant").lower() or None
-    if variant is not None and variant not in VARIANTS:
-        notes.append(f"The link's variant={get('variant')[:40]} is not one of {', '.join(VARIANTS)}: using the default.")
-        variant = None
+    choice = get("choice").lower() or OLD_VARIANTS.get(get("variant").lower()) or None
+    if choice is not None and choice not in TOY_CHOICES:
+        notes.append(f"The link's choice={get('choice')[:40]} is not one of {', '.join(TOY_CHOICES)}: "
+                     "using the default.")
+        choice = None
     causal, more = causal_query(get)
     return ViewQuery(text or default_text, tab, values.get("step"), kind, values.get("layer"), head, mode, scale,
-                     variant, **causal), notes + more
+                     choice, **causal), notes + more
 
 
 def causal_query(get) -> tuple[dict, list[str]]:

@@ -124,10 +124,11 @@ def _by_length(snap: dict, dark: bool, font_size: int):
     shapes = [dict(type="rect", xref="x", yref="paper", x0=hi + 0.5, x1=max(int(k) for k in snap["a"]["by_length"]) + 0.5,
                    y0=0, y1=1, fillcolor="rgba(128,128,128,0.15)", line=dict(width=0), layer="below")]
     layout = dict(barmode="group", shapes=shapes,
-                  xaxis=dict(title=dict(text=f"length (trained: {lo}–{hi}; shaded: longer)"), dtick=1),
+                  xaxis=dict(title=dict(text=f"length (trained: {lo}–{hi})"), dtick=1),
                   yaxis=dict(title=dict(text="strings fully right"), range=[0, 1.05], tickformat=".0%"),
                   legend=legend("top"))
-    return fast_figure(data, layout, dark, font_size, grow(340, font_size), "Accuracy by length")
+    return fast_figure(data, layout, dark, font_size, grow(340, font_size),
+                       "Accuracy by length (shaded: longer than any trained string)")
 
 
 def _entropy_and_gradient(snap: dict, dark: bool, font_size: int):
@@ -148,9 +149,9 @@ def _entropy_and_gradient(snap: dict, dark: bool, font_size: int):
                        "The encoder's softmax: its entropy (solid) and the gradient through it (dotted, log scale)")
 
 
-def attention_figure(snap: dict, dark: bool, font_size: int, colorscale="Viridis"):
+def attention_figure(snap: dict, dark: bool, font_size: int, colorscale="Viridis", narrow: bool = False):
     """One example's cross-attention (last layer, mean over heads) in each model, side by side on one colour
-    scale (0 to 1)."""
+    scale (0 to 1); on a phone (`narrow`) one above the other, each the column's width."""
     src, tgt = snap["example"]
     x = [DIGITS[d] for d in src] + [esc("</s>")]
     y = [DIGITS[d] for d in tgt] + [esc("</s>")]
@@ -166,15 +167,25 @@ def attention_figure(snap: dict, dark: bool, font_size: int, colorscale="Viridis
     ticks = dict(tickmode="array", tickvals=list(range(len(x))), ticktext=x, automargin=False)
     yticks = dict(tickmode="array", tickvals=list(range(len(y))), ticktext=y, autorange="reversed", automargin=False)
     # (margins set here: Plotly's automargin with a second x axis that starts mid-figure pushed the first aside)
-    layout = dict(xaxis=dict(domain=[0, 0.45], anchor="y", title=dict(text=esc(snap["a_label"]) + ": source digit"),
-                             **ticks),
-                  xaxis2=dict(domain=[0.53, 0.98], anchor="y2", title=dict(text=esc(snap["b_label"]) + ": source digit"),
-                              **ticks),
-                  yaxis=dict(anchor="x", title=dict(text="digit written"), **yticks),
-                  yaxis2=dict(anchor="x2", showticklabels=False, **yticks),
-                  margin=dict(l=int(4 * font_size), r=int(4 * font_size), b=int(3.6 * font_size),
-                              t=int(4.2 * font_size)))
-    return fast_figure(data, layout, dark, font_size, grow(360, font_size),
+    titles = [dict(text=esc(snap[f"{s}_label"]) + ": source digit") for s in ("a", "b")]
+    if narrow:     # stacked: each map the column's width, its digits level and every one shown
+        gap = 3.2 * font_size / grow(720, font_size)
+        layout = dict(xaxis=dict(domain=[0, 1], anchor="y", title=titles[0], **ticks),
+                      xaxis2=dict(domain=[0, 1], anchor="y2", title=titles[1], **ticks),
+                      yaxis=dict(domain=[0.5 + gap, 1], anchor="x", title=dict(text="digit written"), **yticks),
+                      yaxis2=dict(domain=[0, 0.5 - gap], anchor="x2", title=dict(text="digit written"), **yticks),
+                      margin=dict(l=int(3.6 * font_size), r=int(font_size), b=int(5.8 * font_size),
+                                  t=int(4.2 * font_size)))
+        height = grow(720, font_size)
+    else:
+        layout = dict(xaxis=dict(domain=[0, 0.45], anchor="y", title=titles[0], **ticks),
+                      xaxis2=dict(domain=[0.53, 0.98], anchor="y2", title=titles[1], **ticks),
+                      yaxis=dict(anchor="x", title=dict(text="digit written"), **yticks),
+                      yaxis2=dict(anchor="x2", showticklabels=False, **yticks),
+                      margin=dict(l=int(4 * font_size), r=int(4 * font_size), b=int(3.6 * font_size),
+                                  t=int(4.2 * font_size)))
+        height = grow(360, font_size)
+    return fast_figure(data, layout, dark, font_size, height,
                        "Where each model's last layer looks while writing (cross-attention, mean over heads; "
                        "one colour scale)")
 
