@@ -14,7 +14,92 @@ VIEWPORT = {"width": 1440, "height": 1650}
 SENTENCE = "The cat is sleeping on the sofa."
 WAIT_MS = 90_000
 TABS = ["steps", "explorer", "summary", "positional", "inside", "why", "knockout", "steer", "learned", "compare", "about"]   # ui.tabs.TAB_IDS, without importing gradio
-SETTLE_S = 1.2   # for the figures to finish drawing after a tab or look change
+SETTLE_S = 1.2   # a page without IDLE_JS (opened before it could be added): the figures' drawing time, guessed
+QUIET_MS = 300   # settled: this long with no request, no pending event and no change to the page
+
+# Added to every page the tests open (tests/conftest.py: browser): counts the app's requests in flight and the
+# queued events not yet completed (each /queue/join's event id, until its process_completed in the /queue/data
+# stream), and the time of the last request, message or change to the page. `window.__idle(ms)`: nothing in
+# flight and nothing changed for `ms`. Tests wait for it instead of sleeping a fixed time: a busy machine only
+# makes them wait longer, never read a figure before its redraw has landed.
+IDLE_JS = """(() => {
+  if (window.__idle) return;
+  const fetch0 = window.fetch.bind(window), joined = new Set(), done = new Set();
+  let inflight = 0, last = performance.now();
+  const touch = () => { last = performance.now(); };
+  async function watch(stream) {
+    const reader = stream.getReader(), dec = new TextDecoder();
+    let buf = '';
+    for (;;) {
+      const {value, done: end} = await reader.read();
+      if (end) return;
+      buf += dec.decode(value, {stream: true}).replace(/\\r/g, '');
+      let i;
+      while ((i = buf.indexOf('\\n\\n')) >= 0) {
+        for (const line of buf.slice(0, i).split('\\n')) {
+          if (!line.startsWith('data:')) continue;
+          try {
+            const m = JSON.parse(line.slice(5));
+            if (m.msg === 'heartbeat') continue;
+            if (m.msg === 'process_completed' && m.event_id) done.add(m.event_id);
+            touch();
+          } catch (e) { /* not JSON */ }
+        }
+        buf = buf.slice(i + 2);
+      }
+    }
+  }
+  window.fetch = async function (input, init) {
+    const url = String((input && input.url) || input);
+    if (!url.includes('/gradio_api/')) return fetch0(input, init);
+    inflight++; touch();
+    try {
+      const r = await fetch0(input, init);
+      if (url.includes('/queue/data') && r.body) {
+        const [mine, theirs] = r.body.tee();
+        watch(mine).catch(() => {});   // the app closes or aborts its stream: nothing to say
+        return new Response(theirs, {status: r.status, statusText: r.statusText, headers: r.headers});
+      }
+      if (url.includes('/queue/join')) {
+        r.clone().json().then((j) => { if (j && j.event_id) joined.add(j.event_id); touch(); }).catch(() => {});
+      }
+      return r;
+    } finally { inflight--; touch(); }
+  };
+  new MutationObserver(touch).observe(document, {subtree: true, childList: true, attributes: true,
+                                                  characterData: true});
+  window.__idle = (ms) => inflight === 0 && [...joined].every((id) => done.has(id))
+                          && performance.now() - last >= ms;
+})();"""
+
+
+class IdleBrowser:
+    """A playwright Browser whose every new page and context carries IDLE_JS (for :func:`settle`)."""
+
+    def __init__(self, browser) -> None:
+        self._browser = browser
+
+    def __getattr__(self, name):
+        return getattr(self._browser, name)
+
+    def new_context(self, **kw):
+        context = self._browser.new_context(**kw)
+        context.add_init_script(IDLE_JS)
+        return context
+
+    def new_page(self, **kw):
+        page = self._browser.new_page(**kw)
+        page.add_init_script(IDLE_JS)
+        return page
+
+
+def settle(page, quiet_ms: int = QUIET_MS) -> None:
+    """Until the page has settled (IDLE_JS): every request answered, every queued event completed, nothing on the
+    page changed for `quiet_ms`. A page opened without IDLE_JS waits SETTLE_S instead."""
+    if page.evaluate("() => typeof window.__idle === 'function'"):
+        page.wait_for_function(f"() => window.__idle({int(quiet_ms)})", timeout=WAIT_MS, polling=100)
+    else:
+        time.sleep(SETTLE_S)
 
 
 def plots_in(page, elem_id):
@@ -67,7 +152,7 @@ def run_knockout(page, parts: str = "cross L1, cross L2, cross L3") -> None:
     page.wait_for_selector("#ko-rank-text:has-text('heads knocked out alone')", timeout=WAIT_MS)
     plots_in(page, "ko-rank-plot").wait_for(timeout=WAIT_MS)
     page.evaluate("() => window.scrollTo(0, 0)")
-    time.sleep(SETTLE_S)
+    settle(page)
 
 
 def attribution_done(page) -> None:
@@ -84,7 +169,7 @@ def set_look(page, dark: bool, presenter: bool) -> None:
     if presenter:
         page.locator("#presenter input").check()
         page.wait_for_function("() => document.body.classList.contains('presenter')", timeout=WAIT_MS)
-    time.sleep(SETTLE_S)
+    settle(page)
 
 
 def show_tab(page, tab: str) -> None:
@@ -94,7 +179,7 @@ def show_tab(page, tab: str) -> None:
         tab, "[role=tabpanel]:visible .js-plotly-plot")          # what shows that the tab is drawn
     if drawn:
         page.locator(drawn).first.wait_for(state="attached", timeout=WAIT_MS)
-    time.sleep(SETTLE_S)
+    settle(page)
 
 
 def open_tab(page, name: str) -> None:

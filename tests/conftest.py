@@ -113,7 +113,7 @@ def browser():
     """Debian's Chromium driven by playwright (never a downloaded browser); CI must have it. Per module:
     playwright's sync API keeps an event loop running while it is open, which later asyncio tests refuse."""
     import os
-    from harness.browser import CHROMIUM, FLAGS
+    from harness.browser import CHROMIUM, FLAGS, IdleBrowser
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail("chromium is not installed (CI must run the browser test: apt-get install chromium)")
@@ -121,7 +121,7 @@ def browser():
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
+        yield IdleBrowser(b)      # every page it opens can wait until it has settled (harness.browser.settle)
         b.close()
 
 

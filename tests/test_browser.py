@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from harness.browser import VIEWPORT, open_other_views, translate_and_step
+from harness.browser import VIEWPORT, open_other_views, settle, translate_and_step
 
 
 def test_translate_step_and_explore_in_a_browser(browser, app_url, tmp_path):
@@ -57,7 +57,7 @@ def test_markup_in_input_is_not_interpreted(browser, app_url):
     box.fill('<img src=x onerror="window.__pwned=1"> <b>bold</b> hello')
     page.click("#translate-btn")
     page.wait_for_selector("#pieces .piece", timeout=60_000)
-    time.sleep(0.5)
+    settle(page)
     assert page.evaluate("() => window.__pwned === undefined")
     assert page.locator("#pieces b:has-text('bold')").count() == 0
     page.close()
@@ -120,7 +120,7 @@ def test_a_text_link_opens_its_sentence_and_view(browser, app_url):
     assert fr == expected and page.locator("#src-text textarea").input_value() == text
     page.wait_for_selector("[role=tab][data-tab-id=explorer][aria-selected=true]")
     page.locator("#explorer-plot .js-plotly-plot").wait_for(timeout=60_000)
-    page.wait_for_timeout(3000)          # every redraw the link's controls start has landed: the last must be right
+    settle(page)          # every redraw the link's controls start has landed: the last must be right
     title = page.evaluate("() => document.querySelector('#explorer-plot .js-plotly-plot')._fullLayout.title.text")
     assert "Cross" in title and "layer 2" in title and "head 3" in title, title
     # the button gives the link of what is on screen, and that link opens the same view
@@ -325,7 +325,7 @@ def test_a_tab_opened_while_a_translate_waits_shows_the_new_sentence(browser, ap
     ref = browser.new_page(viewport={"width": 1280, "height": 800})
     open_link(ref, app_url, text=long, tab="explorer")
     plots_in(ref, "explorer-plot").wait_for(timeout=WAIT_MS)
-    ref.wait_for_timeout(1500)
+    settle(ref)
     assert shown == ref.evaluate(fig)
     ref.close()
     page.close()

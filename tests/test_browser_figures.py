@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 
-from harness.browser import SENTENCE, WAIT_MS, open_link, plots_in, translate_and_step
+from harness.browser import SENTENCE, WAIT_MS, open_link, plots_in, settle, translate_and_step
 from transformer.viz import figure, plots
 
 PLOTLY_JS = Path(go.__file__).parent.parent / "package_data" / "plotly.min.js"
@@ -55,13 +55,13 @@ def test_explorer_keeps_the_layer_and_hides_the_head_picker(browser, app_url):
     number = page.locator("#explorer-layer input[type=number]")
     number.fill("2")
     number.press("Enter")
-    page.wait_for_timeout(800)
+    settle(page)
     page.locator("#explorer-kind label:visible", has_text=re.compile(r"^\s*Cross\s*$")).first.click()
-    page.wait_for_timeout(1500)
+    settle(page)
     assert number.input_value() == "2"                                   # not reset to 1
     assert page.locator("#explorer-head").is_visible()
     pick(page, "explorer-mode", "Mean over heads")
-    page.wait_for_timeout(1000)
+    settle(page)
     assert not page.locator("#explorer-head").is_visible()               # no head to pick for a mean
     pick(page, "explorer-mode", "Rollout across layers")
     page.locator("#rollout-note").wait_for(state="visible", timeout=10_000)   # says what rollout is here
@@ -111,6 +111,6 @@ def test_a_browser_that_prefers_dark_opens_in_the_dark_look_and_follows_a_change
     assert font_of(forced, "topk-plot") == light and forced.locator("#look input[value=Light]").is_checked()
     forced.emulate_media(color_scheme="light")
     forced.emulate_media(color_scheme="dark")
-    forced.wait_for_timeout(1500)
+    settle(forced)
     assert forced.locator("#look input[value=Light]").is_checked() and font_of(forced, "topk-plot") == light
     context.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.browser import WAIT_MS, open_link, plots_in
+from harness.browser import WAIT_MS, open_link, plots_in, settle
 from transformer.viz.causal import KIND_ROWS
 from test_browser_phone import LABELS, PHONE, overprinted, small_targets, too_wide
 from test_browser_projector import SMALLEST_TEXT, presenter_page
@@ -70,7 +70,7 @@ def test_a_lecturer_knocks_out_heads_ranks_them_and_patches_the_classic_pair(bro
     table = page.locator("#ko-table").inner_text()                # the cells one a line, row after row
     assert f"\n1\n{KIND_ROWS[best[0]]}\n{best[1]}\n{best[2]}\n{round(best[3], 3):g}\n" in table, table[:300]
     # the projector: every figure's text at 28 px or more, at most two figures side by side
-    page.wait_for_timeout(1500)
+    settle(page)
     sizes = {f["id"]: f["px"] for f in page.evaluate(SMALLEST_TEXT)}
     assert {"ko-plot", "ko-rank-plot", "ko-scatter"} <= set(sizes) and min(sizes.values()) >= 28, sizes
 
@@ -78,7 +78,7 @@ def test_a_lecturer_knocks_out_heads_ranks_them_and_patches_the_classic_pair(bro
     page.wait_for_function("() => /trop large/.test(document.querySelector('#fr-text textarea').value)",
                            timeout=WAIT_MS)
     assert page.locator("#ko-other textarea, #ko-other input").first.input_value() == TIRED
-    page.wait_for_timeout(1000)
+    settle(page)
     page.click("#ko-patch-btn")
     page.wait_for_selector("#ko-patch-result .patch-result", timeout=WAIT_MS)
     for fig in ("ko-patch-plot", "ko-patch-parts", "ko-patch-heads"):
@@ -104,7 +104,7 @@ def test_knock_it_out_on_a_phone(browser, app_url):
     page.locator("#ko-other textarea, #ko-other input").first.fill(TIRED)
     page.click("#ko-patch-btn")
     plots_in(page, "ko-patch-plot").wait_for(timeout=WAIT_MS)
-    page.wait_for_timeout(1500)
+    settle(page)
     assert too_wide(page) == []
     table = page.evaluate("() => { const t = document.querySelector('.knockout-result table').getBoundingClientRect();"
                           " return [t.right, document.documentElement.clientWidth]; }")

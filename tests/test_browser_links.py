@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from harness.browser import WAIT_MS, open_link, plots_in
+from harness.browser import WAIT_MS, open_link, plots_in, settle
 
 FIG = """(id) => { const p = document.querySelector('#' + id + ' .js-plotly-plot');
   return p && p.data ? JSON.stringify([p._fullLayout.title.text, p.data.map((d) => d.z)]) : null; }"""
-SETTLE_MS = 2500     # every redraw a link's controls start has landed
 
 
 def figure_of(page, elem_id: str) -> str:
     plots_in(page, elem_id).wait_for(timeout=WAIT_MS)
-    page.wait_for_timeout(SETTLE_MS)
+    settle(page)
     return page.evaluate(FIG, elem_id)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from harness.browser import TABS, WAIT_MS, open_link, plots_in, show_tab
+from harness.browser import TABS, WAIT_MS, open_link, plots_in, settle, show_tab
 from transformer.viz.figure import NARROW_LABEL_CHARS
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
@@ -38,7 +38,7 @@ def open_tab(page, name: str, plot: str | None = None) -> None:
     page.get_by_role("tab", name=name).first.click()
     if plot:
         plots_in(page, plot).first.wait_for(timeout=WAIT_MS)
-    page.wait_for_timeout(1200)
+    settle(page)
 
 
 def phone_on(browser, app_url, sentence: str):
@@ -53,7 +53,7 @@ def phone_on(browser, app_url, sentence: str):
 @pytest.fixture
 def phone(browser, app_url):
     context, page = phone_on(browser, app_url, SENTENCE)
-    page.wait_for_timeout(1000)
+    settle(page)
     yield page
     context.close()
 
@@ -144,7 +144,7 @@ def tap_tab(page, tab: str) -> None:
     """Open a tab with a tap, as on a phone (a mouse click would leave Plotly expecting a mouse)."""
     page.locator(f"[role=tab][data-tab-id='{tab}']").tap()
     page.wait_for_selector(f"[role=tab][data-tab-id='{tab}'][aria-selected=true]", timeout=WAIT_MS)
-    page.wait_for_timeout(1000)
+    settle(page)
 
 
 def drawn_for_phone(page, fig: str) -> None:
@@ -153,7 +153,7 @@ def drawn_for_phone(page, fig: str) -> None:
         return gd && gd.layout && gd.layout.dragmode === false && gd.data.length > 0
                && (id === 'grid-plot' || id === 'summary-plot' || id === 'replay-plot' || id === 'toy-maps'
                    || (gd.data[0].x || []).length >= 25); }""", arg=fig, timeout=WAIT_MS)
-    page.wait_for_timeout(300)
+    settle(page)
 
 
 def tap_a_cell(page, fig: str) -> str:
@@ -255,13 +255,13 @@ def test_every_control_on_every_tab_is_a_40px_target_on_a_phone(long_phone):
     page = long_phone
     for header in page.locator("#extras .label-wrap").all():
         header.click()
-    page.wait_for_timeout(500)
+    settle(page)
     small = {"header": small_targets(page)}
     for tab in TABS:
         show_tab(page, tab)
         for acc in page.locator("[role=tabpanel]:visible .label-wrap").all():
             if acc.is_visible() and "Three ways" not in acc.text_content():
                 acc.click()
-        page.wait_for_timeout(800)
+        settle(page)
         small[tab] = small_targets(page)
     assert not any(small.values()), {k: v for k, v in small.items() if v}

@@ -3,7 +3,7 @@ top 600 px; the colours-and-report panel opens over the page (the tabs do not mo
 elsewhere, like a menu."""
 from __future__ import annotations
 
-from harness.browser import WAIT_MS, open_link, plots_in
+from harness.browser import WAIT_MS, open_link, plots_in, settle
 
 PARAGRAPH = "The cat is sleeping on the sofa. My brother bought a new car yesterday. We will go to the beach tomorrow."
 MAIN_FIGURE = {"Step by step": "#topk-plot", "Attention explorer": "#explorer-plot", "Head summary": "#summary-plot",
@@ -21,13 +21,13 @@ def test_presenter_mode_keeps_every_main_figure_in_the_top_of_the_screen(browser
     open_link(page, app_url, text=PARAGRAPH)
     plots_in(page, "cross-step-plot").wait_for(timeout=WAIT_MS)
     page.locator("#presenter input").check()
-    page.wait_for_timeout(1200)
+    settle(page)
     assert page.locator("#sentence-picker").is_visible()              # the paragraph's picker is on screen too
     tops = {}
     for name, sel in MAIN_FIGURE.items():
         page.get_by_role("tab", name=name).first.click()
         page.locator(sel).wait_for(state="visible", timeout=WAIT_MS)
-        page.wait_for_timeout(700)
+        settle(page)
         page.evaluate("() => window.scrollTo(0, 0)")
         tops[name] = page.locator(sel).bounding_box()["y"]
     assert all(y < FOLD_PX for y in tops.values()), tops
@@ -40,7 +40,7 @@ def test_presenter_mode_keeps_every_main_figure_in_the_top_of_the_screen(browser
     scale = page.locator("#display input[role=combobox]")
     scale.click()
     page.locator("[role=option]:visible", has_text="Cividis").first.click()   # choosing in it keeps it open
-    page.wait_for_timeout(500)
+    settle(page)
     assert scale.input_value() == "Cividis" and page.locator("#report-btn").is_visible()
     page.mouse.click(900, 30)                                         # a click elsewhere closes it
     page.locator("#report-btn").wait_for(state="hidden", timeout=WAIT_MS)
@@ -61,7 +61,7 @@ def test_presenter_mode_shows_a_classics_line_and_the_notes_whole(browser, app_u
     assert page.locator(".pieces .classic .in-data").is_visible()     # a learner reading alone sees it
     page.locator("#presenter input").check()
     page.wait_for_function("() => document.body.classList.contains('presenter')", timeout=WAIT_MS)
-    page.wait_for_timeout(1200)
+    settle(page)
     shown = page.evaluate("""() => [...document.querySelectorAll('.pieces .classic, .pieces .note')].map(e =>
         [e.className, e.scrollWidth - e.clientWidth, e.getBoundingClientRect().height])""")
     assert shown and shown[0][0] == "classic", shown

@@ -4,12 +4,11 @@ labels aside), each tab's first figure in the top 600 px, at most two panels sid
 screen at a button's press (Escape brings it back). tests/test_presenter_figures.py checks the figures' JSON."""
 from __future__ import annotations
 
-from harness.browser import WAIT_MS, attribution_done, open_link, plots_in
+from harness.browser import WAIT_MS, attribution_done, open_link, plots_in, settle
 
 LONG = ("When the students arrived at the lecture hall this morning, the professor had already written the "
         "equations of the attention mechanism on the board.")
 LEAST_PX, FOLD_PX = 28, 600
-SETTLE_MS = 1500
 
 # Every figure's text in the tab on screen (and its sub-tab): the size drawn, in screen pixels, of the smallest.
 # A text's size is its computed font size times the scale its SVG is drawn at (a figure wider than its box, a
@@ -44,7 +43,7 @@ def presenter_page(browser, app_url, text=LONG):
     plots_in(page, "cross-step-plot").wait_for(timeout=WAIT_MS)
     page.locator("#presenter input").check()
     page.wait_for_function("() => document.body.classList.contains('presenter')", timeout=WAIT_MS)
-    page.wait_for_timeout(SETTLE_MS)
+    settle(page)
     return page
 
 
@@ -76,7 +75,7 @@ def test_presenter_mode_writes_every_figures_text_at_28_px_in_every_tab(browser,
     seen, tops = {}, {}
 
     def measure(view: str) -> None:
-        page.wait_for_timeout(SETTLE_MS)
+        settle(page)
         for fig in page.evaluate(SMALLEST_TEXT):
             seen[f"{view}: {fig['id']}"] = (fig["px"], fig["text"])
 
@@ -85,7 +84,7 @@ def test_presenter_mode_writes_every_figures_text_at_28_px_in_every_tab(browser,
         page.get_by_role("tab", name=tab).first.click()
         page.locator("[role=tabpanel]:visible .js-plotly-plot, [role=tabpanel]:visible .lines-view svg").first.wait_for(
             state="visible", timeout=WAIT_MS)
-        page.wait_for_timeout(SETTLE_MS)
+        settle(page)
         page.evaluate("() => window.scrollTo(0, 0)")
         tops[tab] = page.evaluate(SMALLEST_TEXT)[0]["top"]
         if tab == "Inside one head":
@@ -108,7 +107,7 @@ def test_presenter_mode_writes_every_figures_text_at_28_px_in_every_tab(browser,
             continue
         if tab == "Your French & beams":
             page.click("#forced-copy")
-            page.wait_for_timeout(SETTLE_MS)
+            settle(page)
             page.click("#forced-btn")
             page.wait_for_selector("#forced-summary", timeout=WAIT_MS)
             page.click("#beam-btn")
@@ -141,7 +140,7 @@ def test_inside_one_head_puts_at_most_two_panels_side_by_side(browser, app_url):
     plots_in(page, "inside-plot").wait_for(timeout=WAIT_MS)
     page.get_by_text("Inside one layer: residual stream").click()
     plots_in(page, "layer-plot").wait_for(timeout=WAIT_MS)
-    page.wait_for_timeout(SETTLE_MS)
+    settle(page)
     for plot, count in (("inside-plot", 4), ("layer-plot", 3)):
         panels = page.evaluate(PANELS, plot)
         assert len(panels) == count, (plot, panels)
@@ -164,7 +163,7 @@ def test_a_figure_goes_full_screen_and_comes_back(browser, app_url):
     assert button.get_attribute("aria-label") == "Show this figure full screen"
     for leave in ("Escape", "button"):
         button.click()
-        page.wait_for_timeout(SETTLE_MS)
+        settle(page)
         shown = drawn()
         assert shown["width"] >= 0.95 * 1920 and shown["height"] >= 0.9 * 1080, shown    # redrawn to fill it
         assert 0 <= shown["y"] < 40 and page.evaluate(
@@ -174,12 +173,12 @@ def test_a_figure_goes_full_screen_and_comes_back(browser, app_url):
         if leave == "Escape":
             page.keyboard.press("ArrowRight")                                # the decoding steps on, full screen
             page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
-            page.wait_for_timeout(SETTLE_MS)
+            settle(page)
             assert drawn()["height"] >= 0.9 * 1080
             page.keyboard.press("Escape")
         else:
             button.click()
-        page.wait_for_timeout(SETTLE_MS)
+        settle(page)
         after, drawn_after = box(), drawn()
         assert abs(after["width"] - before["width"]) <= 2 and abs(drawn_after["height"] - drawn_before["height"]) <= 2, \
             (before, after, drawn_before, drawn_after)

@@ -5,7 +5,7 @@ two models' curves and maps as they learn and ends with the paragraph's numbers 
 (one run per app) and is told its place."""
 from __future__ import annotations
 
-from harness.browser import WAIT_MS, open_link, plots_in
+from harness.browser import WAIT_MS, open_link, plots_in, settle
 
 
 def pick(page, text: str) -> None:
@@ -43,7 +43,7 @@ def test_a_design_choice_trains_live_beside_its_shipped_run(browser, app_url):
     page.locator("#translate-btn").click()                           # the tab redraws: the live run stays
     page.wait_for_function(f"() => document.querySelector('#fr-text textarea').value !== {before!r}",
                            timeout=WAIT_MS)
-    page.wait_for_timeout(1500)
+    settle(page)
     assert page.locator("#toy-live").is_visible() and "After 450 steps" in page.locator("#toy-live-text").inner_text()
     other.wait_for_selector("#toy-live-status:has-text('training')", timeout=180_000)   # its turn came
     other.close()

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.app import start_app, stop_app  # noqa: E402
-from harness.browser import (CHROMIUM, FLAGS, SENTENCE, SETTLE_S, TABS, VIEWPORT, open_link,  # noqa: E402
+from harness.browser import (CHROMIUM, FLAGS, SENTENCE, SETTLE_S, TABS, VIEWPORT, IdleBrowser, open_link,  # noqa: E402
                                    open_other_views, run_knockout, set_look, show_tab, translate_and_step)
 SIZES = [(1920, 1080, True), (1280, 800, False), (390, 844, False)]     # width, height, presenter mode
 LONG_SENTENCE = ("When the students arrived at the lecture hall this morning, the professor had already written the "
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     proc, url = start_app()
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            browser = IdleBrowser(pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS))
             lecture = [] if args.readme_only else lecture_views(browser, url, out / "views")
             if args.lecture_only:
                 browser.close()

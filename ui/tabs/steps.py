@@ -90,11 +90,12 @@ def build_steps_tab(page: Page) -> TabView:
 # (measured with 0.7 and 1 s added to each answer). Here the clicks keep their rhythm (one every `secs`
 # from the press of Play, not `secs` after each answer); a step that comes late holds the next click until it is
 # on screen, and the time lost is made up over the next clicks (none sooner than half a step after the one
-# before). The first click waits for the server's Pause (which brings step 1 when Play starts at the end); at the
+# before). The first click waits for the server's Pause, and when Play starts at the end for the step 1 it brings
+# (the label can land before the step line: read at the end, the clock stopped at step 1); at the
 # last step it stops and hands the button back to the server (Pause → Play). `window.__stepPlayer`, made by
 # whichever of the events below runs first.
 PLAYER_JS = """const P = window.__stepPlayer || (window.__stepPlayer = (() => {
-  let on = false, secs = 1, timer = null, grid = 0, sent = null;
+  let on = false, secs = 1, timer = null, grid = 0, sent = null, rewind = null;
   const shown = () => {   // the step on screen and the number of steps, as the step line says
     const m = ((document.getElementById('step-info') || {}).textContent || '').match(/Step (\\d+) of (\\d+)/);
     return m ? [+m[1], +m[2]] : null;
@@ -107,6 +108,10 @@ PLAYER_JS = """const P = window.__stepPlayer || (window.__stepPlayer = (() => {
     const now = performance.now(), s = shown(), next = document.getElementById('next-step');
     if (!s || !next || document.visibilityState !== 'visible') return later(100);   // the step view not shown
     if (!playing()) return later(20);                                        // the server's Pause not here yet
+    if (rewind !== null) {   // pressed at the end: the server's step 1 may land after its Pause label
+      if (s[0] >= s[1] && now - rewind < 5000) return later(20);
+      rewind = null;
+    }
     if (sent && s[0] === sent.from && now - sent.at < 5000) return later(20);   // the last step is not drawn yet
     if (s[0] >= s[1]) {   // the end: the button back to Play (the server's Pause → Play)
       on = false; sent = null;
@@ -122,8 +127,12 @@ PLAYER_JS = """const P = window.__stepPlayer || (window.__stepPlayer = (() => {
   return {
     set(play, s) {   // Play pressed (the clock from now), or the server's label: Pause keeps it going, Play stops it
       secs = Number(s) > 0 ? Number(s) : secs;
-      if (play && !on) { on = true; sent = null; grid = performance.now() + secs * 1000; later(secs * 1000); }
-      if (!play) { on = false; sent = null; clearTimeout(timer); timer = null; }
+      if (play && !on) {
+        const at = shown();
+        on = true; sent = null; grid = performance.now() + secs * 1000; later(secs * 1000);
+        rewind = at && at[0] >= at[1] ? performance.now() : null;
+      }
+      if (!play) { on = false; sent = null; rewind = null; clearTimeout(timer); timer = null; }
     },
     speed(s) { if (Number(s) > 0) secs = Number(s); },
   };
