@@ -17,8 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from toolkit import ROOT  # noqa: E402  (the checkout, on sys.path: bench/toolkit.py)
 
 from harness.app import start_app, stop_app  # noqa: E402
 from bench.load_test import Ids  # noqa: E402

@@ -17,8 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from toolkit import ROOT  # noqa: E402  (the checkout, on sys.path: bench/toolkit.py)
 
 import torch  # noqa: E402
 

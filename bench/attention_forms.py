@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import toolkit  # noqa: E402,F401  (the checkout on sys.path: bench/toolkit.py)
 
 import torch  # noqa: E402
 

@@ -21,9 +21,8 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import toolkit  # noqa: E402,F401  (the checkout on sys.path: bench/toolkit.py)
 
 import torch  # noqa: E402
 

@@ -17,13 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
+import toolkit  # noqa: E402,F401  (the checkout on sys.path: bench/toolkit.py)
 from harness.app import start_app, stop_app  # noqa: E402
 
 TWELVE = "The old fisherman told the children a long story about the storm last night."

@@ -29,14 +29,11 @@ import statistics
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import httpx
 from playwright.async_api import async_playwright
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
+from toolkit import percentile  # noqa: E402  (the checkout on sys.path: bench/toolkit.py)
 from harness.app import free_port, start_app, stop_app  # noqa: E402
 from harness.redis_server import start_redis, stop_redis  # noqa: E402
 
@@ -53,8 +50,7 @@ def stats(xs: list[float]) -> str:
 
 
 def p95(xs: list[float]) -> float:
-    xs = sorted(xs)
-    return xs[int(0.95 * (len(xs) - 1))] if xs else float("nan")
+    return percentile(xs, 0.95)
 
 
 class Student:

@@ -14,8 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import toolkit  # noqa: E402,F401  (the checkout on sys.path: bench/toolkit.py)
 
 import torch  # noqa: E402
 

@@ -9,9 +9,8 @@ import argparse
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from toolkit import ROOT  # the checkout (bench/toolkit.py)
 DATA = "../shared/data"
 SETS = [
     ("Tatoeba dev (selection)", f"{DATA}/tatoeba-eng-fra/dev.tsv.gz"),

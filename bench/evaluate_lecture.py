@@ -36,8 +36,7 @@ from pathlib import Path
 
 import sacrebleu
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from toolkit import ROOT  # noqa: E402  (the checkout, on sys.path: bench/toolkit.py)
 
 from transformer.training.augment import names_test, numbers_test  # noqa: E402
 from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402

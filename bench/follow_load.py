@@ -30,17 +30,13 @@ import asyncio
 import json
 import resource
 import shutil
-import statistics
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import psutil
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
+from toolkit import spread  # noqa: E402  (the checkout on sys.path: bench/toolkit.py)
 from harness.app import free_port, start_app, stop_app  # noqa: E402
 from harness.redis_server import start_redis, stop_redis  # noqa: E402
 from ui.rooms_redis import RedisRooms  # noqa: E402
@@ -68,9 +64,7 @@ def plan(n: int, first: int = 0) -> list[dict]:
 def stats(xs: list[float]) -> str:
     if not xs:
         return "none"
-    xs = sorted(xs)
-    return (f"p50 {statistics.median(xs):.2f} s, p95 {xs[int(0.95 * (len(xs) - 1))]:.2f} s, max {xs[-1]:.2f} s "
-            f"({len(xs)} values)")
+    return f"{spread(xs)} ({len(xs)} values)"
 
 
 async def follower(http, url: str, code: str, look: str, published: dict, seen: list, stop: float,

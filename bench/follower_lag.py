@@ -20,6 +20,8 @@ import time
 
 from playwright.sync_api import sync_playwright
 
+from toolkit import percentile
+
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 LONG = ("When the students arrived at the lecture hall this morning, the professor had already written "
         "the equations of the attention mechanism on the board.")
@@ -100,7 +102,7 @@ def main() -> int:
     for stage, values in pooled.items():
         seen = sorted(v for v in values if v is not None)
         missing = len(values) - len(seen)
-        p95 = seen[max(0, int(round(0.95 * len(seen))) - 1)] if seen else float("nan")
+        p95 = percentile(seen, 0.95)
         print(f"{stage:14s} n={len(values):3d}  p50 {statistics.median(seen) / 1000:.2f} s  p95 {p95 / 1000:.2f} s  "
               f"max {seen[-1] / 1000:.2f} s" + (f"  ({missing} not within {WINDOW_MS / 1000:.0f} s)" if missing else ""))
     if figures:

@@ -19,11 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
+from toolkit import percentile  # noqa: E402  (the checkout on sys.path: bench/toolkit.py)
 from harness.app import free_port  # noqa: E402
 from harness.gradio_page import AppConfig, Page  # noqa: E402
 
@@ -107,7 +104,7 @@ def main() -> int:
             wait_up(url + "/", proc)
             asyncio.run(drive(url, 5))                 # warm: the first events of a server take longer
             xs = sorted(asyncio.run(drive(url, a.users)))
-            p95 = xs[min(len(xs) - 1, int(0.95 * len(xs)))]
+            p95 = percentile(xs, 0.95)
             print(f"{a.users} users click at once, {n_in} inputs, {n_out} outputs, {wiring}: "
                   f"p50 {1000 * statistics.median(xs):.0f} ms, p95 {1000 * p95:.0f} ms, max {1000 * xs[-1]:.0f} ms",
                   flush=True)

@@ -38,11 +38,8 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
+from toolkit import percentile  # noqa: E402  (the checkout on sys.path: bench/toolkit.py)
 from harness.app import start_app, stop_app  # noqa: E402
 from harness.gradio_page import AppConfig, Page  # noqa: E402
 from ui.settings import APP_CONCURRENCY  # noqa: E402
@@ -302,7 +299,7 @@ def stats(xs) -> dict:
         return dict(n=0)
     xs = sorted(xs)
     return dict(n=len(xs), p50_ms=round(1000 * statistics.median(xs)),
-                p95_ms=round(1000 * xs[min(len(xs) - 1, int(0.95 * len(xs)))]), max_ms=round(1000 * xs[-1]))
+                p95_ms=round(1000 * percentile(xs, 0.95)), max_ms=round(1000 * xs[-1]))
 
 
 def summary(args, load: Load, wall: float, cpu_s: float, rss_mb) -> dict:

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import toolkit  # noqa: E402,F401  (the checkout on sys.path: bench/toolkit.py)
 
 from transformer.io.checkpoint import load_checkpoint  # noqa: E402
 from transformer.training.probe import PronounProbe, groups, summarise  # noqa: E402

@@ -17,11 +17,10 @@ import statistics
 import sys
 import time
 import warnings
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from toolkit import ROOT, interleaved  # noqa: E402  (the checkout, on sys.path: bench/toolkit.py)
+
 warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")  # nn.Transformer's own fast path
-sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -55,20 +54,6 @@ def median_ms(fn, reps: int, warmup: int = 2) -> float:
         fn()
         times.append((time.perf_counter() - t0) * 1000)
     return statistics.median(times)
-
-
-def interleaved(fns: dict, reps: int, warmup: int = 2) -> dict:
-    """Run candidates round-robin so that machine noise hits all of them alike; medians in ms."""
-    for _ in range(warmup):
-        for f in fns.values():
-            f()
-    times = {k: [] for k in fns}
-    for _ in range(reps):
-        for k, f in fns.items():
-            t0 = time.perf_counter()
-            f()
-            times[k].append((time.perf_counter() - t0) * 1000)
-    return {k: statistics.median(v) for k, v in times.items()}
 
 
 # ------------------------------------------------------------------ reference: nn.Transformer

@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import random
-import sys
 import threading
 import time
 import uuid
@@ -25,8 +24,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from toolkit import ROOT  # noqa: E402  (the checkout, on sys.path: bench/toolkit.py)
 
 from harness.app import start_app, stop_app  # noqa: E402
 

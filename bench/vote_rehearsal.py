@@ -15,15 +15,11 @@ Last line: ``vote rehearsal: F followers, K questions, question shown p95 X s (m
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
+from toolkit import percentile, spread  # noqa: E402  (the checkout on sys.path: bench/toolkit.py)
 from harness.app import start_app, stop_app  # noqa: E402
 
 SENTENCE = "The cat is sleeping on the sofa."
@@ -88,8 +84,7 @@ def lecture(browser, url: str, rounds: int) -> tuple[list, list]:
 
 
 def summary(values: list[float]) -> str:
-    xs = sorted(values)
-    return f"p50 {statistics.median(xs):.2f} s, p95 {xs[int(0.95 * (len(xs) - 1))]:.2f} s, max {xs[-1]:.2f} s"
+    return spread(values)
 
 
 def main(argv=None) -> int:
@@ -111,8 +106,8 @@ def main(argv=None) -> int:
               f"reveal shown {summary([t for k, t in revealed if k == kind])}")
     s, r = [t for _, t in shown], [t for _, t in revealed]
     print(f"vote rehearsal: 3 followers, {len(KINDS) * args.rounds} questions, question shown p95 "
-          f"{sorted(s)[int(0.95 * (len(s) - 1))]:.2f} s (max {max(s):.2f}), reveal shown p95 "
-          f"{sorted(r)[int(0.95 * (len(r) - 1))]:.2f} s (max {max(r):.2f})")
+          f"{percentile(s, 0.95):.2f} s (max {max(s):.2f}), reveal shown p95 "
+          f"{percentile(r, 0.95):.2f} s (max {max(r):.2f})")
     return 0
 
 

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness.browser import TABS, WAIT_MS, open_link, plots_in, settle, show_tab
-from transformer.viz.figure import NARROW_LABEL_CHARS
+from transformer.viz.narrow import NARROW_LABEL_CHARS
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
 SENTENCE = "The little girl gave her brother a red ball in the garden yesterday."   # 16 source pieces or so

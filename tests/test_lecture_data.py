@@ -14,6 +14,7 @@ import pytest
 from transformer.replay import EXAMPLES, KINDS, Replay, ReplayPoint, ReplayRecord, load_replay, replay_steps, save_replay
 from transformer.sentences import split_sentences
 from transformer.training import augment as A
+from transformer.training import values as V
 from transformer.training.data import read_corpus
 from transformer.viz import learning
 from transformer.viz.views import Look, pieces_html
@@ -56,10 +57,10 @@ def test_numbers_dates_times_and_prices_agree_across_languages():
         for key in ("N", "D", "T", "M"):
             if key in vals and vals[key][0] in en:
                 assert vals[key][1] in fr, (key, en, fr)           # the French form of the same value
-    en, fr = A.random_date(random.Random(5))
+    en, fr = V.random_date(random.Random(5))
     day = int(re.search(r"\d+", en).group())
     assert fr.startswith("1er " if day == 1 else f"{day} ")
-    assert A.number_words(25, "fr") == "vingt-cinq" and A.number_words(80, "fr") == "quatre-vingts"
+    assert V.number_words(25, "fr") == "vingt-cinq" and V.number_words(80, "fr") == "quatre-vingts"
 
 
 def test_generated_tests_use_only_held_out_names_and_frames():
@@ -134,7 +135,7 @@ def test_large_numbers_are_grouped_as_each_language_writes_them():
     from the frames and from corpus pairs holding a number (never a time or a range); appended after every
     other kind, so the rest of the generated data is unchanged."""
     rng = random.Random(4)
-    counts = [A.random_large_count(rng) for _ in range(3000)]
+    counts = [V.random_large_count(rng) for _ in range(3000)]
     assert all(fr == en.replace(",", " ") and int(en.replace(",", "")) >= 1000 for en, fr in counts)
     assert all(re.fullmatch(r"\d{1,3}(,\d{3})+", en) for en, _ in counts)
     assert any(en.endswith(",000,000") for en, _ in counts) and any(en.count(",") == 1 for en, _ in counts)
@@ -228,11 +229,11 @@ def test_concatenations_join_as_many_pairs_as_the_sizes_say():
 
 def test_times_in_words_for_training_only():
     rng = random.Random(5)
-    times = {A.random_time(rng, words=True) for _ in range(3000)}
+    times = {V.random_time(rng, words=True) for _ in range(3000)}
     assert ("one o'clock", "une heure") in times and ("nine o'clock", "neuf heures") in times
     assert not any(en.startswith("12 o'clock") for en, _ in times)          # noon, not "0 h"
     rng = random.Random(5)
-    assert not any("heure" in fr for fr in (A.random_time(rng)[1] for _ in range(3000)))
+    assert not any("heure" in fr for fr in (V.random_time(rng)[1] for _ in range(3000)))
 
 
 def test_split_sentences():

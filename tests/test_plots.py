@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT
 from transformer.positional import sinusoidal_encoding
 from transformer.trace import AttentionMaps, Source, Step, TranslationTrace
-from transformer.viz import analysis, figure, plots, positional_plots, views
+from transformer.viz import analysis, figure, narrow, plots, positional_plots, views
 from transformer.viz.style import QUERY_OUTLINE
 
 
@@ -128,7 +128,7 @@ def test_the_quick_json_is_plotlys_own_and_leaves_the_figure_as_it_was():
     its arrays (base64 is made on copies of the dicts)."""
     trace, lk = synthetic_trace(), views.Look(dark=False, large=False, narrow=True)
     figs = [*views.step_view(trace, 3, 2, "2", lk)[1:], views.cross_steps_figure(trace, 3, 2, "2", lk),
-            figure.for_narrow(views.grid_figure(trace, "decoder", True, lk)), figure.empty_figure("<i>nothing</i>"),
+            narrow.for_narrow(views.grid_figure(trace, "decoder", True, lk)), figure.empty_figure("<i>nothing</i>"),
             plots.attention_grid(rand_attn(2, 3, 4, 5), list("abcd"), list("vwxyz"), shared_scale=True)]
     def arrays(obj):        # every numpy array in a figure's own properties, with where it is
         if isinstance(obj, dict):
@@ -417,15 +417,15 @@ def test_a_figure_for_a_phone_wraps_its_title_and_lets_a_swipe_scroll():
     trace = synthetic_trace()
     fig = views.inside_view(trace, "encoder", 1, "1", 1, False, views.Look())[0]
     title, height, top = fig.layout.title.text, fig.layout.height, fig.layout.margin.t
-    figure.for_narrow(fig)
+    narrow.for_narrow(fig)
     lines = fig.layout.title.text.split("<br>")
-    assert " ".join(lines) == title and all(len(line) <= figure.NARROW_TITLE_CHARS for line in lines) and len(lines) > 1
+    assert " ".join(lines) == title and all(len(line) <= narrow.NARROW_TITLE_CHARS for line in lines) and len(lines) > 1
     assert fig.layout.height - height == fig.layout.margin.t - top > 0 and fig.layout.dragmode is False
     again = fig.layout.title.text
-    figure.for_narrow(fig)
+    narrow.for_narrow(fig)
     assert fig.layout.title.text == again                                # once only (figures are cached)
     short = plots.topk_bar(["▁a"], [1.0], title="Top pieces")
-    assert figure.for_narrow(short).layout.title.text == "Top pieces"
+    assert narrow.for_narrow(short).layout.title.text == "Top pieces"
 
 
 def test_figures_grow_with_the_type_size_and_the_pieces():
@@ -539,7 +539,7 @@ def test_a_figure_changed_later_leaves_the_shared_template_as_it_was():
     fig.layout.template.layout.font.size = 99
     fig.layout.template.layout.paper_bgcolor = "red"
     fig._layout["template"]["layout"]["font"]["color"] = "red"
-    figure.for_narrow(fig)
+    narrow.for_narrow(fig)
     again = json.loads(plots.topk_bar(["a"], [1.0], dark=True).to_json())["layout"]["template"]["layout"]
     assert again == pio.templates["plotly_dark"].to_plotly_json()["layout"]
 
@@ -590,9 +590,9 @@ def test_a_title_with_lines_of_its_own_has_each_long_line_wrapped_on_a_phone():
     fig = plots.topk_bar(["▁a"], [1.0], title="Baseline (the paper's choices)<br>Cross-attention (decoder → source): "
                                               "layer 3, mean over heads")
     height = fig.layout.height
-    lines = figure.for_narrow(fig).layout.title.text.split("<br>")
+    lines = narrow.for_narrow(fig).layout.title.text.split("<br>")
     assert lines[0] == "Baseline (the paper's choices)" and len(lines) == 3
-    assert all(len(line) <= figure.NARROW_TITLE_CHARS for line in lines) and fig.layout.height > height
+    assert all(len(line) <= narrow.NARROW_TITLE_CHARS for line in lines) and fig.layout.height > height
 
 
 LONG_PIECES = ("▁When ▁the ▁students ▁arrived ▁at ▁the ▁lecture ▁hall ▁this ▁morning , ▁the ▁professor ▁had ▁already "
@@ -608,28 +608,28 @@ def test_a_long_sentences_map_on_a_phone_has_labels_that_never_overprint():
     fig = plots.attention_heatmap(rand_attn(1, 1, 29, 29)[0, 0], LONG_PIECES, LONG_PIECES, "Encoder self-attention: "
                                   "layer 1, head 1", xaxis_title="source piece (key)", yaxis_title="source piece (query)")
     height = fig.layout.height
-    figure.for_narrow(fig)
+    narrow.for_narrow(fig)
     x, y, lay, font = fig.layout.xaxis, fig.layout.yaxis, fig.layout, fig.layout.font.size
     assert fig.data[0].colorbar.orientation == "h" and y.domain[1] < 1 and lay.height > height   # across the top
-    assert all(len(html.unescape(t)) <= figure.NARROW_LABEL_CHARS for t in (*x.ticktext, *y.ticktext))
+    assert all(len(html.unescape(t)) <= narrow.NARROW_LABEL_CHARS for t in (*x.ticktext, *y.ticktext))
     assert "13 ▁profe…" in x.ticktext + y.ticktext and "13 ▁professor" in fig.data[0].x    # cut; whole in the cell
     assert "%{x}" in fig.data[0].hovertemplate and "%{y}" in fig.data[0].hovertemplate
     cells = list(fig.data[0].x)
     k = cells.index(x.tickvals[1])
     assert x.tickangle == -90 and 5 <= len(x.tickvals) < 29 and list(x.tickvals) == cells[::k]   # every k-th
-    pitch = lambda axis: figure.LINE_EM * axis.tickfont.size + 3   # noqa: E731
-    label_w = figure.NARROW_LABEL_CHARS * figure.CHAR_EM * y.tickfont.size
-    across = figure.NARROW_WIDTH - lay.margin.l - lay.margin.r - label_w - figure.LINE_EM * font   # the y labels, title
+    pitch = lambda axis: narrow.LINE_EM * axis.tickfont.size + 3   # noqa: E731
+    label_w = narrow.NARROW_LABEL_CHARS * narrow.CHAR_EM * y.tickfont.size
+    across = narrow.NARROW_WIDTH - lay.margin.l - lay.margin.r - label_w - narrow.LINE_EM * font   # the y labels, title
     assert len(x.tickvals) * pitch(x) <= across
     down = (lay.height - lay.margin.t - lay.margin.b) * (y.domain[1] - y.domain[0])
     assert len(y.tickvals) * pitch(y) <= down and len(y.tickvals) >= 10
     before = fig.to_plotly_json()
-    assert figure.for_narrow(fig).to_plotly_json() == before                         # once only
+    assert narrow.for_narrow(fig).to_plotly_json() == before                         # once only
     validated(fig)
 
 
 def test_a_bar_chart_over_a_long_sentence_on_a_phone_thins_its_labels_and_keeps_its_bar_numbers_clear():
-    fig = figure.for_narrow(plots.source_attention_bar(LONG_PIECES, np.full(29, 1 / 29), "Cross-attention at step 1"))
+    fig = narrow.for_narrow(plots.source_attention_bar(LONG_PIECES, np.full(29, 1 / 29), "Cross-attention at step 1"))
     x = fig.layout.xaxis
     assert x.tickangle == -90 and len(x.tickvals) < 29 and x.ticklabelstandoff > 0     # clear of the y axis's 0
     assert len(fig.data[0].x) == 29 and "▁professor" in " ".join(fig.data[0].x)
@@ -642,7 +642,7 @@ def test_the_head_summary_on_a_phone_is_turned_and_its_texts_fit_their_cells():
     import re
     trace = synthetic_trace(S=12, T=6, L=6, H=8)
     fig, table = views.summary_view(trace, "encoder", views.Look(narrow=True))
-    fig = figure.for_narrow(fig)
+    fig = narrow.for_narrow(fig)
     validated(fig)
     heat = fig.data[0]
     assert list(heat.x) == [f"layer {l}" for l in range(1, 7)] and list(heat.y) == [f"head {h}" for h in range(1, 9)]
@@ -650,11 +650,11 @@ def test_the_head_summary_on_a_phone_is_turned_and_its_texts_fit_their_cells():
     assert list(fig.layout.xaxis.ticktext) == [f"L{l}" for l in range(1, 7)]
     notes = fig.layout.annotations
     assert len(notes) == 48
-    label_w = 2 * figure.CHAR_EM * fig.layout.yaxis.tickfont.size + 6                  # "H8"
-    column = (figure.NARROW_WIDTH - fig.layout.margin.l - fig.layout.margin.r - label_w) / 6 - 2
+    label_w = 2 * narrow.CHAR_EM * fig.layout.yaxis.tickfont.size + 6                  # "H8"
+    column = (narrow.NARROW_WIDTH - fig.layout.margin.l - fig.layout.margin.r - label_w) / 6 - 2
     for note in notes:
         lines = [re.sub(r"<[^>]+>", "", line) for line in note.text.split("<br>")]
-        assert max(len(html.unescape(line)) for line in lines) * figure.CHAR_EM * note.font.size <= column, note.text
+        assert max(len(html.unescape(line)) for line in lines) * narrow.CHAR_EM * note.font.size <= column, note.text
     rows = {(r[1], r[2]): r for r in table}                                             # (layer, head) -> row
     first = heat.customdata[0][0]                                                       # head 1, layer 1
     assert "layer 1, head 1" in first and rows[(1, 1)][5] in html.unescape(first)
@@ -668,17 +668,17 @@ def test_notes_on_a_phone_wrap_to_the_column_and_keep_clear_of_the_title():
     edge, the top margin grown by its lines with the title kept where it stood; an empty figure's message wrapped."""
     fig = positional_plots.positional_heatmap(sinusoidal_encoding(64, 256), 29)
     top, height = fig.layout.margin.t, fig.layout.height
-    figure.for_narrow(fig)
+    narrow.for_narrow(fig)
     note = fig.layout.annotations[0]
     lines = note.text.split("<br>")
     assert len(lines) >= 2 and " ".join(lines).startswith("outlined: your input") and note.xanchor == "left"
     size = note.font.size or fig.layout.font.size
-    assert all(len(line) * figure.CHAR_EM * size <= figure.NARROW_WIDTH - 75 for line in lines)   # from the plot's left
+    assert all(len(line) * narrow.CHAR_EM * size <= narrow.NARROW_WIDTH - 75 for line in lines)   # from the plot's left
     grown = fig.layout.margin.t - top
-    assert grown >= len(lines) * figure.LINE_EM * size and fig.layout.height - height == grown
+    assert grown >= len(lines) * narrow.LINE_EM * size and fig.layout.height - height == grown
     title = fig.layout.title
     assert title.yref == "container" and title.yanchor == "top" and (1 - title.y) * fig.layout.height < top / 2
-    assert figure.for_narrow(fig).layout.margin.t == top + grown                        # once only
-    empty = figure.for_narrow(figure.empty_figure("Type your French and press Score my French to see the model read it."))
-    assert all(len(line) * figure.CHAR_EM * empty.layout.annotations[0].font.size <= figure.NARROW_WIDTH - 20
+    assert narrow.for_narrow(fig).layout.margin.t == top + grown                        # once only
+    empty = narrow.for_narrow(figure.empty_figure("Type your French and press Score my French to see the model read it."))
+    assert all(len(line) * narrow.CHAR_EM * empty.layout.annotations[0].font.size <= narrow.NARROW_WIDTH - 20
                for line in empty.layout.annotations[0].text.split("<br>"))

@@ -103,46 +103,14 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
                                                                parts.go_btn, parts.results)
 
         redraw = redraw_visible(page, tabs, current_tab, drawn)   # the tab on screen: an event's arguments
-        step = page.step_slider
-        result_outputs = [trace_state, *results, step]
+        result_outputs = [trace_state, *results, page.step_slider]
         model = dict(concurrency_id="model",   # with the batcher, waiting requests are decoded together
                      concurrency_limit=APP_TRANSLATE_WAITING if getattr(translator, "batcher", None) else concurrency)
 
         # A new trace (Translate, a picked sentence or example, a link at page load) comes with its views in the
         # same event: the tabs' fits and the visible tab's figures (NewTraceViews), one request per Translate.
         fresh = NewTraceViews.of(page, tabs, current_tab, drawn)
-        run = translate_callback(translator)
-
-        def translated(text_v, values) -> tuple:
-            """The trace and what shows it (French, info, pieces, step), then `drawn` and the views."""
-            trace, *shown, step_v = run(text_v)
-            drawn_v, views_out = fresh.views(trace, {step: step_v}, *values)
-            return (trace, *shown, step_v), (drawn_v, *views_out)
-
-        # The tab a Translate drew (the one on screen when it was sent), and a box the page sets when another tab
-        # is on screen by the time the answer comes (opened while the Translate waited): that tab redraws. Both
-        # compared in the browser (MOVED_JS), no request: a lecture's 100 Translates, 100 fewer.
-        drawn_tab = gr.Textbox(visible=False, elem_id="drawn-tab")
-        moved = gr.Textbox(visible=False, elem_id="moved")
-
-        def translate(text_v, *values):
-            if not str(text_v or "").strip():      # an empty box keeps what is on screen, and says why
-                gr.Warning("Type an English sentence first: the translation and the views below stay as they are.")
-                return (gr.skip(),) * (len(result_outputs) + 3 + len(fresh.outputs))
-            result, views_out = translated(text_v, values)
-            return (*result, sentence_choices(text_v), values[0], *views_out)
-        translate.__doc__ = run.__doc__
-        typed = gr.on([go_btn.click, text.submit],
-                      **one_hop(translate, [text, *fresh.inputs], [*result_outputs, picker, drawn_tab, drawn,
-                                                                   *fresh.outputs]),
-                      api_name="translate_and_draw", api_visibility="undocumented", **model)
-        moved_on = dict(fn=None, inputs=[drawn_tab], outputs=moved, js=MOVED_JS, queue=False,
-                        api_visibility="undocumented")
-        moved.change(**redraw, api_visibility="undocumented", concurrency_id="draw")
-        typed.then(**moved_on)
-        # The API's /translate: the French, the run's details, the pieces and the step range (and this session's
-        # trace, for /step_view and the other endpoints), without the figures.
-        gr.on([], run, text, result_outputs, api_name="translate", **model)   # no trigger on the page: the API's
+        translated, drawn_tab, moved_on = wire_translate(translator, parts, fresh, result_outputs, redraw, model)
 
         wire_pickers((picker, example), translated, [text, *result_outputs, drawn_tab, drawn], fresh, model,
                      moved_on)
@@ -160,6 +128,48 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
     demo.known_piece = known_piece_of(getattr(translator, "tokenizer", None))   # a student's typed word (votes)
     demo.page_js = page_js(tour_json(translator.cfg))   # the page's scripts, the tour's stops with the model's sizes
     return demo
+
+
+def wire_translate(translator: Translator, parts, fresh: NewTraceViews, result_outputs: list, redraw: dict,
+                   model: dict) -> tuple:
+    """Translate (the button, Enter) and the API's /translate: the trace, what shows it and the views of the tab on
+    screen in one event. Returns (translated: a sentence to its results and views, the box naming the tab a
+    Translate drew, the browser's check that another tab is on screen by the time the answer comes)."""
+    page, text, picker, go_btn, drawn = parts.page, parts.page.text, parts.picker, parts.go_btn, parts.drawn
+    step = page.step_slider
+    run = translate_callback(translator)
+
+    def translated(text_v, values) -> tuple:
+        """The trace and what shows it (French, info, pieces, step), then `drawn` and the views."""
+        trace, *shown, step_v = run(text_v)
+        drawn_v, views_out = fresh.views(trace, {step: step_v}, *values)
+        return (trace, *shown, step_v), (drawn_v, *views_out)
+
+    # The tab a Translate drew (the one on screen when it was sent), and a box the page sets when another tab
+    # is on screen by the time the answer comes (opened while the Translate waited): that tab redraws. Both
+    # compared in the browser (MOVED_JS), no request: a lecture's 100 Translates, 100 fewer.
+    drawn_tab = gr.Textbox(visible=False, elem_id="drawn-tab")
+    moved = gr.Textbox(visible=False, elem_id="moved")
+
+    def translate(text_v, *values):
+        if not str(text_v or "").strip():      # an empty box keeps what is on screen, and says why
+            gr.Warning("Type an English sentence first: the translation and the views below stay as they are.")
+            return (gr.skip(),) * (len(result_outputs) + 3 + len(fresh.outputs))
+        result, views_out = translated(text_v, values)
+        return (*result, sentence_choices(text_v), values[0], *views_out)
+    translate.__doc__ = run.__doc__
+    typed = gr.on([go_btn.click, text.submit],
+                  **one_hop(translate, [text, *fresh.inputs], [*result_outputs, picker, drawn_tab, drawn,
+                                                               *fresh.outputs]),
+                  api_name="translate_and_draw", api_visibility="undocumented", **model)
+    moved_on = dict(fn=None, inputs=[drawn_tab], outputs=moved, js=MOVED_JS, queue=False,
+                    api_visibility="undocumented")
+    moved.change(**redraw, api_visibility="undocumented", concurrency_id="draw")
+    typed.then(**moved_on)
+    # The API's /translate: the French, the run's details, the pieces and the step range (and this session's
+    # trace, for /step_view and the other endpoints), without the figures.
+    gr.on([], run, text, result_outputs, api_name="translate", **model)   # no trigger on the page: the API's
+    return translated, drawn_tab, moved_on
 
 
 def wire_look(page: Page, redraw: dict) -> None:

@@ -22,7 +22,8 @@ from .draw_cache import DrawCache
 from transformer.replay import Replay
 from transformer.serving.translator import Translator, clean_text
 from transformer.viz import views
-from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure, figure_json, for_narrow
+from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE, empty_figure, figure_json
+from transformer.viz.narrow import for_narrow
 
 from .fast_events import one_hop
 from .settings import APP_DRAW_CACHE

@@ -24,7 +24,7 @@ import gradio as gr
 
 from transformer.training import toy
 from transformer.viz import toy as toy_views
-from transformer.viz.figure import for_narrow
+from transformer.viz.narrow import for_narrow
 
 from .inputs import ChoiceDropdown
 from .page import caption, look_of

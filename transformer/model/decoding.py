@@ -210,16 +210,25 @@ def trace_greedy_batch(
             cache.keep_rows(rows)
             memory = EncoderOutput(memory.memory[rows], None if memory.src_mask is None else memory.src_mask[rows])
             active = [active[r] for r in going]
-    if any(len(s) > 1 for s in steps):   # one teacher-forced pass: the full QKᵀ of decoder self-attention
+    return batch_traces(model, vocab, sources, enc, recorder, steps, stops, prefixes, t0, deadline_s)
+
+
+def batch_traces(model: Transformer, vocab: Vocabulary, sources: Sequence[Source], enc: EncoderOutput,
+                 recorder: AttentionRecorder, steps: list[list], stops: list, prefixes: list[list[str]], t0: float,
+                 deadline_s: Optional[float]) -> list[TranslationTrace]:
+    """The traces of a decoded batch: one teacher-forced pass for the full QKᵀ of decoder self-attention, then
+    each sentence's steps, maps and stop reason (``trace_greedy_batch``'s records)."""
+    cfg, device = model.cfg, model.device
+    if any(len(s) > 1 for s in steps):
         tgt_in = pad_batch([[cfg.bos_id] + [st[1] for st in s][:-1] for s in steps], cfg.pad_id, device)
         recorder.add_future_scores(model.decode(tgt_in, enc, output_attentions=True))
     seconds = time.perf_counter() - t0
     traces = []
     for b, source in enumerate(sources):
         decoder_input = tuple(prefixes[b][: len(steps[b])])            # <s> y1 ... y_{n-1}: one tuple for every step
-        steps[b] = [Step(t, decoder_input, *rest) for t, *rest in steps[b]]
-        decoder, cross = recorder.maps(b, len(steps[b]), decoder_input if steps[b] else [], source.pieces)
-        traces.append(make_trace(vocab, source, steps[b], stops[b] or "length", encoder_maps(enc.attentions,
+        done = [Step(t, decoder_input, *rest) for t, *rest in steps[b]]
+        decoder, cross = recorder.maps(b, len(done), decoder_input if done else [], source.pieces)
+        traces.append(make_trace(vocab, source, done, stops[b] or "length", encoder_maps(enc.attentions,
                                  source.pieces, b), decoder, cross, cfg, str(device), seconds, deadline_s))
     return traces
 

@@ -22,9 +22,7 @@ from __future__ import annotations
 import time
 from typing import Optional, Sequence
 
-import numpy as np
 import torch
-import torch.nn.functional as F
 
 from ..causal import HEAD_KINDS, METHODS, SIDES, SUBLAYERS, HeadImportance, KnockOut, KnockOutResult, stack_of
 from ..model.attention import MultiHeadAttention, scaled_dot_product_attention

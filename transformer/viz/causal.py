@@ -196,8 +196,8 @@ def patch_html(pm: PatchMap) -> str:
                 for s, arr in pm.sublayer_p.items() for (n, j), v in np.ndenumerate(arr)), default=(np.nan, ""))
     prefix = html.escape(detokenize(list(pm.tgt_pieces[:-1])))
     close = abs(pm.p_b - pm.p_a) < CLOSE_P
-    warn = (f" <b>A and B give this piece almost the same probability here: the maps' shares divide by that small "
-            f"difference and exaggerate it; read another step or piece.</b>" if close else "")
+    warn = (" <b>A and B give this piece almost the same probability here: the maps' shares divide by that small "
+            "difference and exaggerate it; read another step or piece.</b>" if close else "")
     return (f'<div class="patch-result"><p><b>A</b>: {words(pm.src_a, pm.differing)}<br><b>B</b>: '
             f"{words(pm.src_b, pm.differing)}</p><p>Read at step {pm.step} after « {prefix} »: "
             f"p(<b>{html.escape(pm.piece)}</b>) is <b>{pm.p_a:.1%}</b> for A and <b>{pm.p_b:.1%}</b> for B. "

@@ -19,6 +19,7 @@ from .style import MASK_COLOR, QUERY_OUTLINE
 from .analysis import HeadSteps
 from .figure import (DEFAULT_SCALE, GRID_UNITS, SCORE_SCALE, cat_ticks, colorscale_for, esc, esc_all, f32, fast_figure,
                      grow, heatmap_height, label_room, mask_color, mask_hatch, numbered, thousandths, ticks, top_margin)
+from .narrow import CHAR_EM, LINE_EM, NARROW_WIDTH
 from .presenter import presenter, smaller
 
 def grid_cells(z: np.ndarray, masked: Optional[np.ndarray]) -> list[dict]:
@@ -253,7 +254,6 @@ def summary_heatmap_narrow(values: np.ndarray, labels: Sequence[Sequence[str]], 
     """The head summary for a phone's column: turned a quarter (a column a layer, a row a head: a model has fewer
     layers than heads), a cell's text on lines of its own (the rank, the label, the pattern's share when it is
     the label) in a type that fits the cell's width, and everything else in the hover a tap shows."""
-    from .figure import CHAR_EM, LINE_EM, NARROW_WIDTH
     L, H = values.shape
     x, y = [f"layer {l + 1}" for l in range(L)], [f"head {h + 1}" for h in range(H)]
     lines, hover = [[] for _ in range(H)], [[] for _ in range(H)]
@@ -301,6 +301,19 @@ def _inside_colour_axes(lim: float, score_len: float, weight_len: float, colorsc
                                               yanchor="bottom")))
 
 
+def _inside_sizes(Tq: int, k: Sequence[str], font_size: int, columns: int) -> tuple[bool, int, int, int]:
+    """Inside one head's sizes: (values in the cells?, a panel's height, the room between panels, the key labels'
+    room), in px. A value at the projector's type takes two cells' room: half as many pieces get values."""
+    large = presenter(font_size)
+    values = max(Tq, len(k)) <= (CELL_VALUES_MAX_PIECES if columns == 2 and not large else CELL_VALUES_MAX_PIECES // 2)
+    row = max(12, int(1.0 * font_size))
+    if large:   # rows a label high while they fit (Plotly labels every other one past that), a value high with values
+        row = int((1.8 if values else 1.25 if max(Tq, len(k)) <= 16 else 0.85) * font_size)
+    xlab = label_room(k, font_size, 60 if columns == 2 else 90)
+    between = int(1.3 * font_size) + (xlab if columns == 1 else 0)     # stacked: every panel keeps its key labels
+    return values, row * max(Tq, 4), between, xlab
+
+
 def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels: Sequence[str], d_k: int,
                        scaled: bool = True, title: str = "", dark: bool = False, font_size: int = 13,
                        colorscale: str = DEFAULT_SCALE, query: Optional[int] = None, columns: int = 2) -> go.Figure:
@@ -318,15 +331,9 @@ def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels
                                                                                           # model's own, or the toggle
     q, k = numbered(query_labels), numbered(key_labels)
     Tq, Tk = len(q), len(k)
-    large = presenter(font_size)     # a value at the projector's type takes two cells' room: half as many pieces
-    values = max(Tq, Tk) <= (CELL_VALUES_MAX_PIECES if columns == 2 and not large else CELL_VALUES_MAX_PIECES // 2)
+    values, panel, between, xlab = _inside_sizes(Tq, k, font_size, columns)
     rows = 4 // columns
-    row = max(12, int(1.0 * font_size))
-    if large:   # rows a label high while they fit (Plotly labels every other one past that), a value high with values
-        row = int((1.8 if values else 1.25 if max(Tq, Tk) <= 16 else 0.85) * font_size)
-    panel, title_h, xlab = row * max(Tq, 4), int(1.3 * font_size), label_room(k, font_size, 60 if columns == 2 else 90)
-    between = title_h + (xlab if columns == 1 else 0)     # stacked: every panel keeps its key labels
-    top = top_margin(font_size, title) + title_h
+    top = top_margin(font_size, title) + int(1.3 * font_size)
     plot_h = rows * panel + (rows - 1) * between
     lim = float(np.nanmax(np.abs(steps.raw))) if np.isfinite(steps.raw).any() else 1.0
     gap, data, notes, shapes = 0.07, [], [], []
