@@ -38,7 +38,7 @@ def said(answer) -> str:
 
 
 def test_the_api_refuses_each_bad_value_with_a_clear_message(tiny_translator):
-    from ui.tabs.steer import beam_api
+    from ui.tabs.steering import beam_api
     from ui.tabs.steps import what_if_api
     from ui.tabs.why import contrast_api
     what_if, beam, contrast = what_if_api(tiny_translator), beam_api(tiny_translator), contrast_api(tiny_translator)

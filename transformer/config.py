@@ -87,7 +87,7 @@ def max_output_pieces(src_len: int, max_len: int) -> int:
     return max(1, min(max_len - 1, OUTPUT_PIECES_PER_SOURCE_PIECE * src_len + OUTPUT_EXTRA_PIECES))
 
 
-# ------------------------------------------------------------------ steering the decoder (model/search.py)
+# ------------------------------------------------------------------ steering the decoder (model/steering.py)
 BEAM_MAX = 8                # widest beam the app and the CLI accept
 BEAM_DEFAULT = 4            # the app's beam width at start
 BEAM_ALPHA = 0.6            # GNMT length-penalty exponent for the final choice (Wu et al. 2016)

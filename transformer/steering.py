@@ -1,6 +1,6 @@
 """Results of steering the decoder (numpy-free and torch-free, like ``trace.py``).
 
-``model/search.py`` writes them and ``viz/steering.py`` draws them:
+``model/steering.py`` writes them and ``viz/steering.py`` draws them:
 
 - ``ForcedResult``: the model reads *your* French with teacher forcing (as in training): per
   piece its probability, rank and the model's own top choice, plus a ``TranslationTrace`` of the

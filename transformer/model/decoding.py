@@ -153,7 +153,7 @@ def trace_greedy(model: Transformer, vocab: Vocabulary, source: Source, max_new_
                  forced: Optional[dict[int, int]] = None) -> TranslationTrace:
     """Greedy decoding of one sentence (``trace_greedy_batch`` with a batch of one). ``forced={step: token_id}``
     (0-based steps) feeds those pieces instead of the model's choices at those steps, and decoding goes on
-    greedily after them: a "what if" branch (model/search.py)."""
+    greedily after them: a "what if" branch (model/steering.py)."""
     return trace_greedy_batch(model, vocab, [source], max_new_tokens, top_k, deadline_s, [forced])[0]
 
 

@@ -31,7 +31,7 @@ from ..probes.vectors import head_vectors, input_parts, layer_inputs
 from .decode_process import DecodeProcesses, trace_items
 from ..model.decoding import cut_source, output_limit, source_limit, trace_greedy, translate_batch
 from ..model.optimize import optimize_for_inference
-from ..model.search import beam_search, branch, forced_pass
+from ..model.steering import beam_search, branch, forced_pass
 from ..model.transformer import causal_mask
 from ..causal import METHODS as KNOCKOUT_METHODS, HeadImportance, KnockOut, KnockOutResult, PatchMap
 from ..steering import BeamResult, ForcedResult
@@ -219,7 +219,7 @@ class Translator:
             return self.decoders.trace_batch(items)
         return trace_items(self.model, self.tokenizer, items)
 
-    # --- steering the decoder (model/search.py): each raises ValueError with a message for the user
+    # --- steering the decoder (model/steering.py): each raises ValueError with a message for the user
     def french_ids(self, french: str) -> tuple[list[int], tuple[str, ...]]:
         """Your French as piece ids ending in </s>, within the limits; and notes for the user."""
         if len(french or "") > MAX_INPUT_CHARS:

@@ -8,7 +8,7 @@ from .inside import build_inside_tab
 from .knockout import build_knockout_tab
 from .learning import build_learning_tab
 from .positional import build_positional_tab
-from .steer import build_steer_tab
+from .steering import build_steering_tab
 from .steps import build_steps_tab
 from .summary import build_summary_tab
 from .why import build_why_tab
@@ -18,7 +18,7 @@ TABS = [("Step by step", "steps", build_steps_tab), ("Attention explorer", "expl
         ("Head summary", "summary", build_summary_tab), ("Positional encoding", "positional", build_positional_tab),
         ("Inside one head", "inside", build_inside_tab), ("Why this word", "why", build_why_tab),
         ("Knock it out", "knockout", build_knockout_tab),
-        ("Your French & beams", "steer", build_steer_tab), ("How it learned", "learned", build_learning_tab),
+        ("Your French & beams", "steer", build_steering_tab), ("How it learned", "learned", build_learning_tab),
         ("Compare", "compare", build_compare_tab)]
 TAB_IDS = [tab_id for _, tab_id, _ in TABS] + ["about"]
 DEFAULT_TAB = "steps"

@@ -1,4 +1,4 @@
-"""What each steering view costs: ``python3 bench/steer_cost.py [--reps 30] [--threads 1]``.
+"""What each steering view costs: ``python3 bench/steering_cost.py [--reps 30] [--threads 1]``.
 
 On the bundled model and bench/run.py's 12-word sentence: the app's traced greedy decoding (the
 reference), the teacher-forced pass of its own French, a what-if branch at step 3, beam search of

@@ -1,4 +1,4 @@
-"""Steering the decoder (model/search.py) against the plain forward pass: teacher forcing, what-if
+"""Steering the decoder (model/steering.py) against the plain forward pass: teacher forcing, what-if
 branches and beam search, on a tiny random model and on the bundled one."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch
 from transformer.config import ModelConfig
 from transformer.model.decoding import greedy_decode, trace_greedy
 from transformer.model.optimize import optimize_for_inference
-from transformer.model.search import beam_search, branch, forced_pass
+from transformer.model.steering import beam_search, branch, forced_pass
 from transformer.model.transformer import Transformer
 from transformer.steering import length_penalty
 from transformer.trace import Source

@@ -9,7 +9,7 @@ import gradio as gr
 from transformer import params
 
 from transformer.config import BEAM_DEFAULT, BEAM_MAX
-from transformer.model import search as decoder_search
+from transformer.model import steering as decoder_steering
 from transformer.serving.translator import Translator
 from transformer.viz import steering as steer_views
 from transformer.viz import views
@@ -74,7 +74,7 @@ def beam_api(translator: Translator):
     return beam_search
 
 
-def build_steer_tab(page: Page) -> TabView:
+def build_steering_tab(page: Page) -> TabView:
     gr.Markdown("**Your French (teacher forcing).** Type or edit a French translation of the English above: the "
                 "model reads it as in training and scores every piece. The model's own translation gets rank 1 "
                 "everywhere; a word it did not expect stands out.", elem_classes="view-caption")
@@ -97,8 +97,8 @@ def build_steer_tab(page: Page) -> TabView:
     beam_text = gr.Textbox(label="Beam search translation", interactive=False, elem_id="beam-text")
     beam_info = gr.HTML(elem_id="beam-info-box")
     beam_plot = gr.Plot(show_label=False, label="The search tree", elem_id="beam-plot")
-    code_panel(decoder_search.forced_pass, decoder_search.beam_search,   # your French and the beams, and "what
-               decoder_search.branch)                                   # if" (Step by step)
+    code_panel(decoder_steering.forced_pass, decoder_steering.beam_search,   # your French and the beams, and "what
+               decoder_steering.branch)                                   # if" (Step by step)
     forced_state, beam_state = gr.State(None), gr.State(None)
 
     @safe_view
