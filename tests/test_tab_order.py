@@ -76,3 +76,29 @@ def test_every_view_has_a_code_panel_with_the_functions_behind_it(tiny_translato
     for label in ("Attention explorer", "Inside one head", "Compare", "Why this word"):
         assert "probs = torch.softmax(masked" in views[label][1], label
     assert "def record_replay" in views["How it learned"][1] and "def beam_search" in views["Your French & beams"][1]
+
+
+def test_every_view_has_a_code_panel_with_the_projects_own_source(tiny_translator, tmp_path):
+    """Issue 42: a Code panel under every tab's view, holding the project's own functions (not an empty box)."""
+    import ui.demo
+    from ui.tabs import TAB_IDS
+    cfg = ui.demo.build_demo(tiny_translator, tmp_path).config
+    comps = {c["id"]: c for c in cfg["components"]}
+
+    def within(node):
+        yield node["id"]
+        for child in node.get("children", []):
+            yield from within(child)
+
+    def tab_nodes(node):
+        c = comps.get(node["id"], {})
+        if c.get("type") == "tabitem" and c.get("props", {}).get("id") in TAB_IDS:
+            yield c["props"]["id"], node
+        for child in node.get("children", []):
+            yield from tab_nodes(child)
+
+    tabs = dict(tab_nodes(cfg["layout"]))
+    assert set(tabs) == set(TAB_IDS), sorted(tabs)
+    for tab, node in tabs.items():
+        code = [comps[i] for i in within(node) if comps.get(i, {}).get("type") == "code"]
+        assert code and all("def " in str(c["props"].get("value")) for c in code), tab

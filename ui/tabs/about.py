@@ -8,7 +8,7 @@ import gradio as gr
 
 from transformer.viz import views
 
-from ..page import Page
+from ..page import Page, code_panel
 
 
 def model_card(checkpoint: Path) -> str:
@@ -22,4 +22,5 @@ def model_card(checkpoint: Path) -> str:
 
 def build_about_tab(page: Page, n_params: int, checkpoint: Path) -> None:
     gr.HTML(views.architecture_html(page.cfg, n_params))
+    code_panel("transformer.config:ModelConfig", views.architecture_html)   # the sizes, and the diagram drawn from them
     gr.Markdown(model_card(checkpoint))
