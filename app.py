@@ -2,9 +2,8 @@
 
 Run: ``python app.py [--checkpoint DIR] [--device auto|cpu|cuda] [--host 127.0.0.1] [--port 7860] [--share]``.
 The same file runs unchanged as a Hugging Face Space. It reads the options, loads the model once
-(``transformer.serving.translator``) and serves the page built by ``ui.demo.build_demo``: the model runs once per
-Translate (and on request in a few views), every other control redraws from the trace kept per user in ``gr.State``.
-To add a view: its drawing in ``transformer/viz/``, ``ui/tabs/<name>.py`` and a line in ``ui/tabs/__init__.py``.
+(``transformer.serving.translator``) and serves the page built by ``ui.demo.build_demo``: the model runs once
+per Translate (and on request in a few views), every other control redraws from the trace kept per user.
 """
 from __future__ import annotations
 
@@ -18,8 +17,8 @@ from pathlib import Path
 from transformer.doubt import load_language_identifier
 from transformer.io.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from transformer.serving.translator import Translator
-from ui.settings import (APP_ATTRIBUTION_THREADS, APP_CONCURRENCY, APP_DECODE_PROCESSES, APP_PORT, APP_QUEUE_SIZE,
-                         APP_STATUS_UPDATE_RATE, APP_TORCH_THREADS, status_update_rate)
+from ui.settings import (APP_ATTRIBUTION_THREADS, APP_CONCURRENCY, APP_DECODE_PROCESSES, APP_PORT,
+                         APP_QUEUE_SIZE, APP_STATUS_UPDATE_RATE, APP_TORCH_THREADS, status_update_rate)
 
 log = logging.getLogger("app")
 
@@ -40,25 +39,26 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--port", type=int, default=int(env("GRADIO_SERVER_PORT", str(APP_PORT))))
     p.add_argument("--share", action="store_true", help="create a public gradio.live link")
     p.add_argument("--redis", default=env("APP_REDIS_URL", "") or None, metavar="URL",
-                   help="keep live lecture rooms in Redis (redis://host:6379/0), shared by several app processes "
-                        "behind a sticky load balancer (default: in this process)")
+                   help="keep live lecture rooms in Redis (redis://host:6379/0), shared by several app "
+                        "processes behind a sticky load balancer (default: in this process)")
     p.add_argument("--concurrency", type=int, default=int(env("APP_CONCURRENCY", str(APP_CONCURRENCY))),
                    help="translations run at once (the model is shared read-only)")
     p.add_argument("--torch-threads", type=int, default=int(env("APP_TORCH_THREADS", str(APP_TORCH_THREADS))),
                    help="intra-op threads per translation (default 1: concurrent requests share the cores)")
-    p.add_argument("--decode-processes", type=int, default=int(env("APP_DECODE_PROCESSES", str(APP_DECODE_PROCESSES))),
-                   help="processes of their own that decode the translations, each loading the model (~215 MB); "
-                        "default 0: in the app's process, sharing Python's GIL with the web server (as fast on 2 "
-                        "cores, bench/RESULTS.md; more cores may gain from them)")
+    p.add_argument("--decode-processes", type=int,
+                   default=int(env("APP_DECODE_PROCESSES", str(APP_DECODE_PROCESSES))),
+                   help="processes of their own that decode the translations, each loading the model (~215 "
+                        "MB); default 0: in the app's process, sharing Python's GIL with the web server (as "
+                        "fast on 2 cores, bench/RESULTS.md; more cores may gain from them)")
     p.add_argument("--attribution-threads", type=int,
                    default=int(env("APP_ATTRIBUTION_THREADS", str(APP_ATTRIBUTION_THREADS))),
-                   help="intra-op threads for an attribution, which runs one at a time (default 0: one per core)")
+                   help="intra-op threads for an attribution, run one at a time (default 0: one a core)")
     p.add_argument("--queue-size", type=int, default=int(env("APP_QUEUE_SIZE", str(APP_QUEUE_SIZE))),
                    help="requests that may wait in the queue before new ones are turned away")
     p.add_argument("--status-update-rate", type=status_update_rate,
                    default=env("APP_STATUS_UPDATE_RATE", str(APP_STATUS_UPDATE_RATE)),
-                   help="seconds between the queue positions sent to waiting requests (each gets its own at once on "
-                        "joining), or 'auto': Gradio's default, every waiting request each time one starts")
+                   help="seconds between the queue positions sent to waiting requests (each gets its own on "
+                        "joining), or 'auto': Gradio's default, to every waiting request as each one starts")
     return p.parse_args(argv)
 
 
@@ -74,15 +74,15 @@ def main(argv=None) -> int:
         import torch
         torch.set_num_threads(args.torch_threads)
     try:
-        # Concurrent Translate requests wait in the batcher and are decoded together, `concurrency` batches at once.
+        # Concurrent Translates wait in the batcher and are decoded together, `concurrency` batches at once.
         translator = Translator(args.checkpoint, args.device, batch_workers=args.concurrency,
                                 decode_processes=args.decode_processes, decode_threads=args.torch_threads,
                                 attribution_threads=args.attribution_threads or cores())
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    # Warm-up: the first request should not pay for the model's lazy initialisation. (Drawing figures here too put
-    # app processes far more often in a slow mode, bench/RESULTS.md, section 4: not understood, so not done.)
+    # Warm-up: the first request should not pay for the model's lazy initialisation (drawing figures here too
+    # put app processes more often in a slow mode, bench/RESULTS.md, section 4: not understood, not done).
     translator.trace("Hello.")
     load_language_identifier()        # "Hello." is too short to ask py3langid
     log.info("model loaded on %s in %.1fs", translator.device, time.perf_counter() - t0)

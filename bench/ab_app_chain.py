@@ -23,7 +23,8 @@ from harness.app import start_app, stop_app  # noqa: E402
 from bench.load_test import Ids  # noqa: E402
 from harness.gradio_page import AppConfig, Page  # noqa: E402
 
-NUMBERS = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty"]
+NUMBERS = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+           "twenty"]
 PLACES = ["market", "station", "museum", "library", "harbour", "bakery"]
 
 

@@ -32,8 +32,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     models = {"a": Translator(args.a, "cpu", cache_size=0), "b": Translator(args.b, "cpu", cache_size=0)}
-    print(f"a = {args.a} ({folder_mb(Path(args.a)):.1f} MB), b = {args.b} ({folder_mb(Path(args.b)):.1f} MB); "
-          f"1 thread, {args.reps} interleaved repetitions after one warm-up, medians in ms")
+    print(f"a = {args.a} ({folder_mb(Path(args.a)):.1f} MB), b = {args.b} ({folder_mb(Path(args.b)):.1f} "
+          f"MB); 1 thread, {args.reps} interleaved repetitions after one warm-up, medians in ms")
     print("| sentence | what | a | b | b / a |\n|---|---|---:|---:|---:|")
     for label, text in SENTENCES.items():
         for what in ("greedy", "trace"):

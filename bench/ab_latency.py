@@ -48,7 +48,8 @@ def load_version(root: Path):
         sys.path.remove(str(root))
         take_package()
         sys.modules.update(current)
-    print(f"loaded {inspect.getfile(type(tr).trace)} and {inspect.getfile(inspect.unwrap(decoding.greedy_decode))}")
+    print(f"loaded {inspect.getfile(type(tr).trace)} and "
+          f"{inspect.getfile(inspect.unwrap(decoding.greedy_decode))}")
     return tr, decoding.greedy_decode, decoding.pad_batch
 
 
@@ -70,7 +71,8 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    versions = {"before": cases(*load_version(Path(args.before).resolve())), "after": cases(*load_version(ROOT))}
+    versions = {"before": cases(*load_version(Path(args.before).resolve())),
+                "after": cases(*load_version(ROOT))}
     print(f"{'case':28} {'before ms':>10} {'after ms':>9} {'after/before':>13}  same tokens")
     for case in versions["after"]:
         fns = {v: versions[v][case][0] for v in versions}
@@ -79,13 +81,15 @@ def main(argv=None) -> int:
             for f in fns.values():
                 f()
         for rep in range(args.reps):
-            for v in (("before", "after") if rep % 2 == 0 else ("after", "before")):   # alternate who goes first
+            # alternate who goes first
+            for v in (("before", "after") if rep % 2 == 0 else ("after", "before")):
                 t0 = time.perf_counter()
                 fns[v]()
                 times[v].append((time.perf_counter() - t0) * 1000)
         med = {v: statistics.median(ts) for v, ts in times.items()}
         same = versions["before"][case][1] == versions["after"][case][1]
-        print(f"{case:28} {med['before']:10.2f} {med['after']:9.2f} {med['after'] / med['before']:12.3f}x  {same}")
+        print(f"{case:28} {med['before']:10.2f} {med['after']:9.2f} {med['after'] / med['before']:12.3f}x  "
+              f"{same}")
     return 0
 
 

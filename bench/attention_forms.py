@@ -1,5 +1,5 @@
-"""Three ways to compute one attention sub-layer (transformer/probes/attention_forms.py), timed side by side on
-the bundled model's weights: a per-head Python loop, the batched tensors, PyTorch's fused SDPA.
+"""Three ways to compute one attention sub-layer (transformer/probes/attention_forms.py), timed side by side
+on the bundled model's weights: a per-head Python loop, the batched tensors, PyTorch's fused SDPA.
 
 ``python3 bench/attention_forms.py [--threads 1] [--repeats 200]``
 
@@ -37,8 +37,8 @@ def main(argv=None) -> int:
         result = compare(mha, x, x, None, repeats=args.repeats)
         base = result["batched"]["seconds"]
         for name, r in result.items():
-            print(f"{n:3d} pieces  {name:22s} median {1e6 * r['seconds']:8.1f} µs  ×{r['seconds'] / base:5.2f} "
-                  f"of batched  largest difference {r['max_diff']:.1e}")
+            print(f"{n:3d} pieces  {name:22s} median {1e6 * r['seconds']:8.1f} µs  "
+                  f"×{r['seconds'] / base:5.2f} of batched  largest difference {r['max_diff']:.1e}")
     return 0
 
 

@@ -1,19 +1,20 @@
 """Time one attribution request (the app's /attribution: translate, then attribute) for a 12-word
 sentence; Integrated Gradients' completeness gap against a fixed number of steps; and the refinement
-(intervals cut where a target needs it until its gap is under 2 %) on the 5 longest Tatoeba dev sentences and a
-30-word sentence: the steps it took, the gap it reached, the time.
+(intervals cut where a target needs it until its gap is under 2 %) on the 5 longest Tatoeba dev sentences and
+a 30-word sentence: the steps it took, the gap it reached, the time.
 
 ``python3 bench/attribution.py [--threads 1] [--repeats 5]``
 
-``python3 bench/attribution.py --threads-ab 2 [--repeats 3]``: only Integrated Gradients of the load test's lecture
-sentence, with the process's threads and with N threads for the attribution (``intra_op_threads``, as the app
-runs it), interleaved in one process: medians and their ratio.
+``python3 bench/attribution.py --threads-ab 2 [--repeats 3]``: only Integrated Gradients of the load test's
+lecture sentence, with the process's threads and with N threads for the attribution (``intra_op_threads``, as
+the app runs it), interleaved in one process: medians and their ratio.
 
 ``python3 bench/attribution.py --rule-ab [--repeats 3] [--reference 2187] [--threads 2]``: the app's adaptive
-refinement (probes/attribution.py) against the rule it replaced (64 equal steps, tripled for every target still
-above the tolerance: ``uniform_tripling`` below), both stopping at the same 2 % completeness rule, interleaved on
-four sentences (the lecture sentence, two classics, a 17-word one): median time, points, and with --reference M
-how far each is from M equal steps (float32, M a power of 3), per target as a share of its largest score.
+refinement (probes/attribution.py) against the rule it replaced (64 equal steps, tripled for every target
+still above the tolerance: ``uniform_tripling`` below), both stopping at the same 2 % completeness rule,
+interleaved on four sentences (the lecture sentence, two classics, a 17-word one): median time, points, and
+with --reference M how far each is from M equal steps (float32, M a power of 3), per target as a share of its
+largest score.
 """
 from __future__ import annotations
 
@@ -30,13 +31,14 @@ from transformer.config import IG_MAX_STEPS, IG_STEPS  # noqa: E402
 from transformer.probes.attribution import attribute, path_inputs, point_scores  # noqa: E402
 from transformer.why import GAP_FLOOR  # noqa: E402
 from transformer.training.data import SHARED_DATA, read_corpus  # noqa: E402
-from transformer.serving.translator import Translator, intra_op_threads  # noqa: E402
+from transformer.serving.resources import intra_op_threads  # noqa: E402
+from transformer.serving.translator import Translator  # noqa: E402
 from ui.settings import APP_TORCH_THREADS  # noqa: E402
 
 SENTENCE = "We will meet tomorrow morning in front of the big old museum."   # 12 words
 OTHERS = ["The cat is sleeping on the sofa.", "She has been learning to play the piano for three years."]
-WORDS_30 = ("When the students arrived at the station early on Monday morning, the train to the old city by the "
-            "sea had already left, so they waited two hours in cold.")   # 30 words
+WORDS_30 = ("When the students arrived at the station early on Monday morning, the train to the old city by "
+            "the sea had already left, so they waited two hours in cold.")   # 30 words
 
 
 def request(tr: Translator, text: str, method: str, steps: int = IG_STEPS, max_steps: int = IG_MAX_STEPS):
@@ -53,9 +55,9 @@ def refinement(tr: Translator) -> None:
                         ("30 words", WORDS_30)]:
         t0 = time.perf_counter()
         a = request(tr, text, "integrated_gradients")
-        print(f"{label}: {len(a.src_pieces)} x {len(a.tgt_pieces)} pieces, steps per target {min(a.target_steps)}-"
-              f"{a.steps}, largest gap {a.relative_gap:.2%}, every target within {a.tolerance:.0%}: "
-              f"{'yes' if a.converged else 'NO'}, {time.perf_counter() - t0:.1f} s")
+        print(f"{label}: {len(a.src_pieces)} x {len(a.tgt_pieces)} pieces, steps per target "
+              f"{min(a.target_steps)}-{a.steps}, largest gap {a.relative_gap:.2%}, every target within "
+              f"{a.tolerance:.0%}: {'yes' if a.converged else 'NO'}, {time.perf_counter() - t0:.1f} s")
 
 
 def threads_ab(tr: Translator, base: int, more: int, repeats: int) -> int:
@@ -76,13 +78,15 @@ def threads_ab(tr: Translator, base: int, more: int, repeats: int) -> int:
 
 RULE_SENTENCES = ["The agreement on the European Economic Area was signed in August 1992.",
                   "It should be noted that the marine environment is the least known of environments.",
-                  "When the students arrived at the station early on Monday morning, the train had already left."]
+                  "When the students arrived at the station early on Monday morning, the train had already "
+                  "left."]
 
 
-def uniform_tripling(tr: Translator, text: str, steps: int = 64, max_steps: int = IG_MAX_STEPS, tolerance=0.02,
-                     delta=None):
-    """The rule the app used before: the midpoint rule with `steps` equal steps for every target, tripled (keeping
-    the earlier points) for the targets whose completeness gap is above `tolerance`: scores (T, S), points."""
+def uniform_tripling(tr: Translator, text: str, steps: int = 64, max_steps: int = IG_MAX_STEPS,
+                     tolerance=0.02, delta=None):
+    """The rule the app used before: the midpoint rule with `steps` equal steps for every target, tripled
+    (keeping the earlier points) for the targets whose completeness gap is above `tolerance`: scores (T, S),
+    points."""
     t = tr.trace(text)
     src, tgt_in, tgt_out, e = path_inputs(tr.model, t.source.ids, t.tgt_ids)
     n = tgt_out.numel()
@@ -124,8 +128,9 @@ def rule_ab(tr: Translator, repeats: int, reference: int) -> int:
             times["adaptive"].append(time.perf_counter() - t0)
         a, b = statistics.median(times["uniform"]), statistics.median(times["adaptive"])
         ratios.append(b / a)
-        line = (f"{text[:40]!r}: uniform tripling {a:.2f} s, {int(old_taken.sum())} points (most {int(old_taken.max())});"
-                f" adaptive {b:.2f} s, {sum(new.target_steps)} points (most {new.steps}), ratio {b / a:.2f}")
+        line = (f"{text[:40]!r}: uniform tripling {a:.2f} s, {int(old_taken.sum())} points (most "
+                f"{int(old_taken.max())}); adaptive {b:.2f} s, {sum(new.target_steps)} points (most "
+                f"{new.steps}), ratio {b / a:.2f}")
         if reference:
             ref, _ = uniform_tripling(tr, text, reference, reference, tolerance=float("inf"))
             scale = ref.abs().max(1, keepdim=True).values.numpy()
@@ -133,8 +138,8 @@ def rule_ab(tr: Translator, repeats: int, reference: int) -> int:
                 d = abs(sc - ref.numpy()) / scale
                 line += f"; {name} vs {reference} steps: worst {d.max():.1%}, mean {d.mean():.2%}"
         print(line, flush=True)
-    print(f"time ratio adaptive / uniform: median {statistics.median(ratios):.2f} over {len(ratios)} sentences "
-          f"({repeats} runs each, interleaved)")
+    print(f"time ratio adaptive / uniform: median {statistics.median(ratios):.2f} over {len(ratios)} "
+          f"sentences ({repeats} runs each, interleaved)")
     return 0
 
 
@@ -147,7 +152,8 @@ def main(argv=None) -> int:
     p.add_argument("--rule-ab", action="store_true",
                    help="the adaptive refinement against uniform tripling, interleaved (see above)")
     p.add_argument("--reference", type=int, default=0, metavar="M",
-                   help="with --rule-ab: also the distance of each to M equal steps (slow: M points per target)")
+                   help="with --rule-ab: also the distance of each to M equal steps (slow: M points per "
+                        "target)")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     tr = Translator()
@@ -157,18 +163,21 @@ def main(argv=None) -> int:
         return threads_ab(tr, args.threads, args.threads_ab, args.repeats)
     request(tr, SENTENCE, "gradient_x_input")      # warm-up
     t = tr.trace(SENTENCE)
-    print(f"{len(SENTENCE.split())} words, {len(t.src_pieces)} source pieces, {len(t.tgt_pieces)} target pieces, "
-          f"{args.threads} thread(s)")
+    print(f"{len(SENTENCE.split())} words, {len(t.src_pieces)} source pieces, {len(t.tgt_pieces)} target "
+          f"pieces, {args.threads} thread(s)")
     for method in ("gradient_x_input", "integrated_gradients"):
         times = []
         for _ in range(args.repeats):
             t0 = time.perf_counter()
             request(tr, SENTENCE, method)
             times.append(time.perf_counter() - t0)
-        print(f"{method}: median {statistics.median(times):.2f} s, min {min(times):.2f} s ({args.repeats} runs)")
+        print(f"{method}: median {statistics.median(times):.2f} s, min {min(times):.2f} s ({args.repeats} "
+              f"runs)")
     for steps in (8, 16, 32, 64):
-        gaps = [request(tr, s, "integrated_gradients", steps, steps).relative_gap for s in [SENTENCE, *OTHERS]]
-        print(f"IG with {steps:2d} steps: largest completeness gap {max(gaps):.1%} over {len(gaps)} sentences")
+        gaps = [request(tr, s, "integrated_gradients", steps, steps).relative_gap
+                for s in [SENTENCE, *OTHERS]]
+        print(f"IG with {steps:2d} steps: largest completeness gap {max(gaps):.1%} over {len(gaps)} "
+              f"sentences")
     refinement(tr)
     return 0
 

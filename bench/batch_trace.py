@@ -4,11 +4,11 @@
 setting), interleaved; prints the median wall time of each and the ratio, and checks that both
 give the same tokens.
 
-``python bench/batch_trace.py --arrivals 100 [--spread 1.0] [--decode-processes 2]``: the model's share of the load
-test's burst, without the web server: that many different sentences sent to the app's Translator (its batcher:
-APP_CONCURRENCY workers, one torch thread each, decoding in APP_DECODE_PROCESSES processes of their own; 0: here)
-from as many threads, each at a random moment within --spread seconds; prints the latency p50/p95 of
-``Translator.trace`` and the batches made.
+``python bench/batch_trace.py --arrivals 100 [--spread 1.0] [--decode-processes 2]``: the model's share of the
+load test's burst, without the web server: that many different sentences sent to the app's Translator (its
+batcher: APP_CONCURRENCY workers, one torch thread each, decoding in APP_DECODE_PROCESSES processes of their
+own; 0: here) from as many threads, each at a random moment within --spread seconds; prints the latency
+p50/p95 of ``Translator.trace`` and the batches made.
 """
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, default=16)
     p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--arrivals", type=int, default=0, metavar="N", help="the burst without the web server (above)")
+    p.add_argument("--arrivals", type=int, default=0, metavar="N",
+                   help="the burst without the web server (above)")
     p.add_argument("--spread", type=float, default=1.0)
     p.add_argument("--decode-processes", type=int, default=None, help="with --arrivals (default: the app's)")
     args = p.parse_args(argv)
@@ -49,7 +50,8 @@ def main(argv=None) -> int:
     same = [a.tgt_ids for a in outs["one at a time"]] == [b.tgt_ids for b in outs["one batch"]]
     med = {k: statistics.median(v) * 1000 for k, v in times.items()}
     print(f"{args.n} different sentences, traced: one at a time {med['one at a time']:.0f} ms, one batch "
-          f"{med['one batch']:.0f} ms ({med['one at a time'] / med['one batch']:.2f}x faster); same tokens: {same}")
+          f"{med['one batch']:.0f} ms ({med['one at a time'] / med['one batch']:.2f}x faster); same tokens: "
+          f"{same}")
     return 0
 
 
@@ -76,8 +78,8 @@ def arrivals(n: int, spread: float, processes=None) -> int:
     for t in threads:
         t.join()
     latencies.sort()
-    print(f"{n} different sentences within {spread:g} s, {APP_CONCURRENCY} batcher workers, {processes} decoding "
-          f"processes: Translator.trace p50 "
+    print(f"{n} different sentences within {spread:g} s, {APP_CONCURRENCY} batcher workers, {processes} "
+          f"decoding processes: Translator.trace p50 "
           f"{latencies[n // 2] * 1000:.0f} ms, p95 {percentile(latencies, 0.95) * 1000:.0f} ms; "
           f"{tr.batcher.stats()}")
     return 0

@@ -2,14 +2,14 @@
 
     python3 bench/causal_speed.py [--url URL] [--repeats 7]
 
-1. Through the app's API, as a page's user waits for them (one user, the app otherwise quiet; starts app.py when no
-   --url is given): /knockout of one head on a 12-word sentence, /head_importance (every head, teacher forcing),
-   /patching of the classic pair; each interleaved with /translate of the same sentence (the reference: what a
-   Translate costs), medians over --repeats. Targets: ≤ 0.5 s, ≤ 10 s, ≤ 10 s.
-2. In this process: Integrated Gradients of every piece of a 30-word sentence as the app computes it now (4 points
-   first, its first estimate handed over, refined to the tolerance) against the way it did before (32 equal points
-   first, nothing before the end), alternated, medians: when the first complete picture exists, and when the
-   final result does. Target: a first result ≤ 5 s, the final within the same tolerance.
+1. Through the app's API, as a page's user waits for them (one user, the app otherwise quiet; starts app.py
+   when no --url is given): /knockout of one head on a 12-word sentence, /head_importance (every head, teacher
+   forcing), /patching of the classic pair; each interleaved with /translate of the same sentence (the
+   reference: what a Translate costs), medians over --repeats. Targets: ≤ 0.5 s, ≤ 10 s, ≤ 10 s.
+2. In this process: Integrated Gradients of every piece of a 30-word sentence as the app computes it now (4
+   points first, its first estimate handed over, refined to the tolerance) against the way it did before (32
+   equal points first, nothing before the end), alternated, medians: when the first complete picture exists,
+   and when the final result does. Target: a first result ≤ 5 s, the final within the same tolerance.
 Prints a table and one JSON line.
 """
 from __future__ import annotations
@@ -58,12 +58,14 @@ def attribution_figures(repeats: int) -> dict:
     from transformer.serving.translator import Translator
     tr = Translator(cache_size=0)
     trace = tr.trace(THIRTY)
-    args = (tr.model, trace.source.ids, trace.tgt_ids, "integrated_gradients", trace.src_pieces, trace.tgt_pieces)
+    args = (tr.model, trace.source.ids, trace.tgt_ids, "integrated_gradients", trace.src_pieces,
+            trace.tgt_pieces)
     out = {"now: first estimate": [], "now: final": [], "before: final (32 points first)": []}
     for _ in range(repeats):
         first = []
         t0 = time.perf_counter()
-        a = attribute(*args, estimate=lambda est: first.append(time.perf_counter() - t0) if not first else None)
+        a = attribute(*args,
+                      estimate=lambda est: first.append(time.perf_counter() - t0) if not first else None)
         out["now: final"].append(time.perf_counter() - t0)
         out["now: first estimate"].append(first[0] if first else out["now: final"][-1])
         assert a.converged
@@ -86,7 +88,8 @@ def page_figures(url: str) -> dict:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(url + "?tab=why&text=" + THIRTY.replace(" ", "%20"), wait_until="load")
-        page.wait_for_function("() => /professeur/.test((document.querySelector('#fr-text textarea') || {}).value)",
+        page.wait_for_function("() => /professeur/.test((document.querySelector('#fr-text textarea') || "
+                               "{}).value)",
                                timeout=120_000)
         page.get_by_role("tab", name="Attribution").click()
         page.wait_for_timeout(1000)
@@ -127,7 +130,8 @@ def main() -> None:
         print(f"{k:34s} {v if isinstance(v, list) else f'median {v:6.2f} s'}")
     for k, v in page.items():
         print(f"on the page: {k:22s} {v:6.2f} s")
-    print(json.dumps({"api_median_s": {k: round(v, 4) for k, v in api.items()}, "attribution": attr, "page_s": page}))
+    print(json.dumps({"api_median_s": {k: round(v, 4) for k, v in api.items()}, "attribution": attr,
+                      "page_s": page}))
 
 
 if __name__ == "__main__":

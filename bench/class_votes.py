@@ -2,21 +2,23 @@
 
 ``python3 bench/class_votes.py [--students 200] [--apps 1|2] [--within 8] [--change 0.25]``
 
-Starts one app process (rooms in its memory) or two sharing a real ``redis-server`` (``--redis``). The presenter is a
-real Chromium page on the first app, in presenter mode: it starts a live session and, once every student follows,
-asks a question of its own with four options (the panel "Ask the room"). Each student does what the follower's page
-does (ui/static/follow.js, ui/static/vote.js): it listens to the room's stream (split evenly over the apps, half of
-them as phones), and when the question arrives it answers at a random moment within ``--within`` seconds
-(``POST /live/rooms/CODE/answer``); a share ``--change`` of them change their mind once, a moment later. Reported:
+Starts one app process (rooms in its memory) or two sharing a real ``redis-server`` (``--redis``). The
+presenter is a real Chromium page on the first app, in presenter mode: it starts a live session and, once
+every student follows, asks a question of its own with four options (the panel "Ask the room"). Each student
+does what the follower's page does (ui/static/follow.js, ui/static/vote.js): it listens to the room's stream
+(split evenly over the apps, half of them as phones), and when the question arrives it answers at a random
+moment within ``--within`` seconds (``POST /live/rooms/CODE/answer``); a share ``--change`` of them change
+their mind once, a moment later. Reported:
 
 - answer → acknowledged (the route's 200 in the student's hands): p50/p95/max over every answer sent;
 - ask → the question in each student's hands (the stream's frame parsed);
-- the presenter's count as its page shows it once the answers are in, against the students who answered, and after
-  Reveal the counts per option in the room's download (JSON) against each student's last answer: an answer lost
-  or counted twice shows here.
+- the presenter's count as its page shows it once the answers are in, against the students who answered, and
+  after Reveal the counts per option in the room's download (JSON) against each student's last answer: an
+  answer lost or counted twice shows here.
 
-Last line: ``votes: S students, A answers sent, C counted, L lost, p95 X s``. The load generator is one asyncio process
-on the same machine as the apps and the browser (its CPU time is printed): on 2 cores the figures are an upper bound.
+Last line: ``votes: S students, A answers sent, C counted, L lost, p95 X s``. The load generator is one
+asyncio process on the same machine as the apps and the browser (its CPU time is printed): on 2 cores the
+figures are an upper bound.
 """
 from __future__ import annotations
 
@@ -65,7 +67,8 @@ class Student:
         self.sent, self.acks, self.refused = 0, [], []
 
     async def listen(self, http, code: str, stop: float) -> None:
-        """The room's stream, as the follower's page reads it: each frame parsed; the first open question kept."""
+        """The room's stream, as the follower's page reads it: each frame parsed; the first open question
+        kept."""
         while time.time() < stop:
             try:
                 async with http.stream("GET", f"{self.url}live/rooms/{code}/events?{self.look}",
@@ -114,7 +117,8 @@ async def presenter_page(browser, url: str):
     await page.locator("#vote-toggle").click()
     await page.locator("#vote-kind input").click()
     await page.locator("ul[role=listbox] li").filter(has_text="of my own").first.click()
-    await page.locator("#vote-prompt textarea, #vote-prompt input").first.fill("Why divide the scores by √d_k?")
+    await page.locator("#vote-prompt textarea, #vote-prompt input").first.fill(
+        "Why divide the scores by √d_k?")
     await page.locator("#vote-options textarea").fill("\n".join(OPTIONS))
     return page, code
 
@@ -136,7 +140,8 @@ async def run(args, urls: list[str]) -> int:
             await asyncio.wait_for(asyncio.gather(*(s.connected.wait() for s in students)), 120)
             await page.locator("#vote-status").wait_for(timeout=WAIT_MS)
             t_wait = time.time()
-            while (await status_of(page)).get("followers") != str(args.students) and time.time() - t_wait < 20:
+            while (await status_of(page)).get("followers") != str(args.students) and \
+                    time.time() - t_wait < 20:
                 await asyncio.sleep(0.3)
             answering = [asyncio.create_task(s.answer(http, code)) for s in students]
             asked = time.time()
@@ -155,7 +160,8 @@ async def run(args, urls: list[str]) -> int:
             await page.locator("#vote-files a").first.wait_for(timeout=WAIT_MS)
             hrefs = [await a.get_attribute("href") for a in await page.locator("#vote-files a").all()]
             href = next(h for h in hrefs if h.endswith(".json"))
-            exported = (await http.get(href if href.startswith("http") else urls[0].rstrip("/") + href)).json()
+            full = href if href.startswith("http") else urls[0].rstrip("/") + href
+            exported = (await http.get(full)).json()
             for t in listening:
                 t.cancel()
         await browser.close()
@@ -165,18 +171,22 @@ async def run(args, urls: list[str]) -> int:
     sent = sum(s.sent for s in students)
     refused = [r for s in students for r in s.refused]
     counted = int(shown.get("answers") or 0)
-    lost = sum(max(0, expected[k] - counts[k]) for k in OPTIONS)      # a student's last answer missing from its option
+    # a student's last answer missing from its option
+    lost = sum(max(0, expected[k] - counts[k]) for k in OPTIONS)
     twice = sum(max(0, counts[k] - expected[k]) for k in OPTIONS)     # ...or counted where it no longer is
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    print(f"students: {args.students} on {len(urls)} app process(es); all answered within {answered_at:.1f} s of "
-          f"the question; the presenter's page counted {shown.get('answers')} of {shown.get('followers')} following")
+    print(f"students: {args.students} on {len(urls)} app process(es); all answered within {answered_at:.1f} "
+          f"s of the question; the presenter's page counted {shown.get('answers')} of "
+          f"{shown.get('followers')} following")
     print(f"ask -> question in the student's hands: {stats(seen)}")
     print(f"answer -> acknowledged: {stats(acks)}")
     print(f"refused answers: {len(refused)} {Counter(r[0] for r in refused).most_common()}")
     print(f"download (JSON) counts: {dict(counts)}; each student's last answer: {dict(expected)}; "
-          f"{'equal' if counts == expected else 'DIFFERENT'}; counted twice or where it no longer is: {twice}")
+          f"{'equal' if counts == expected else 'DIFFERENT'}; counted twice or where it no longer is: "
+          f"{twice}")
     print(f"load generator CPU: {usage.ru_utime + usage.ru_stime:.1f} s")
-    print(f"votes: {args.students} students, {sent} answers sent, {counted} counted, {lost} lost, p95 {p95(acks):.2f} s")
+    print(f"votes: {args.students} students, {sent} answers sent, {counted} counted, {lost} lost, p95 "
+          f"{p95(acks):.2f} s")
     return 0 if counts == expected and counted == who and not refused else 1
 
 
@@ -184,8 +194,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--students", type=int, default=200)
     ap.add_argument("--apps", type=int, default=1, choices=(1, 2))
-    ap.add_argument("--within", type=float, default=8.0, help="each student answers at a random moment within this")
-    ap.add_argument("--change", type=float, default=0.25, help="the share of students who change their answer once")
+    ap.add_argument("--within", type=float, default=8.0,
+                    help="each student answers at a random moment within this")
+    ap.add_argument("--change", type=float, default=0.25,
+                    help="the share of students who change their answer once")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     random.seed(args.seed)

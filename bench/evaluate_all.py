@@ -45,9 +45,11 @@ def main(argv=None) -> int:
             print(f"{name}: failed: {r.stderr.strip()}", file=sys.stderr)
             continue
         res = last = json.loads(r.stdout.strip().splitlines()[-1])
-        shown = "python -m transformer.cli.evaluate --data " + data + (f" --checkpoint {args.checkpoint}" if args.checkpoint else "")
+        shown = ("python -m transformer.cli.evaluate --data " + data
+                 + (f" --checkpoint {args.checkpoint}" if args.checkpoint else ""))
         rows.append((name, res["sentences"], res["bleu"], res["chrf"], shown))
-        print(f"{name}: BLEU {res['bleu']}, chrF {res['chrf']} ({res['seconds']} s)", file=sys.stderr, flush=True)
+        print(f"{name}: BLEU {res['bleu']}, chrF {res['chrf']} ({res['seconds']} s)", file=sys.stderr,
+              flush=True)
     print("| set | sentences | BLEU | chrF | command |\n|---|---:|---:|---:|---|")
     for name, n, b, c, cmd in rows:
         print(f"| {name} | {n:,} | {b:.1f} | {c:.1f} | `{cmd}` |")

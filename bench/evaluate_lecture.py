@@ -52,8 +52,10 @@ def normalise(text: str) -> str:
 
 
 def has_number(number: str, text: str) -> bool:
-    """Whether `text` holds `number` (digit groups split by spaces) as a whole: "10 000" is not in "110 000"."""
-    return re.search(r"(?<!\d)(?<!\d )" + re.escape(normalise(number)) + r"(?!\d| \d)", normalise(text)) is not None
+    """Whether `text` holds `number` (digit groups split by spaces) as a whole: "10 000" is not in "110
+    000"."""
+    return re.search(r"(?<!\d)(?<!\d )" + re.escape(normalise(number)) + r"(?!\d| \d)",
+                     normalise(text)) is not None
 
 
 def loops(text: str, n: int = 3, times: int = 3) -> bool:
@@ -76,7 +78,8 @@ def dev_figures(tr: Translator, seed: int, n_paragraphs: int = 150) -> dict:
     classroom = read_corpus(str(CORPORA / "classroom.dev.tsv"))
     cases = []
     for en, fr in tatoeba:
-        people = [x for x in augment.CORPUS_PEOPLE if augment._count(en, x) == 1 and augment._count(fr, x) == 1]
+        people = [x for x in augment.CORPUS_PEOPLE
+                  if augment._count(en, x) == 1 and augment._count(fr, x) == 1]
         if not people:
             continue
         names = [augment.invented_name(rng) + ("" if rng.random() < 0.5 else " " + augment.invented_name(rng))
@@ -98,7 +101,8 @@ def dev_figures(tr: Translator, seed: int, n_paragraphs: int = 150) -> dict:
             references.append(" ".join(fr for _, fr in chosen))
     traces = [tr.trace(p) for p in paragraphs]
     looping = sum(looped(t) for t in traces)
-    same_count = sum(len(split_sentences(t.translation)) == len(split_sentences(p)) for t, p in zip(traces, paragraphs))
+    same_count = sum(len(split_sentences(t.translation)) == len(split_sentences(p))
+                     for t, p in zip(traces, paragraphs))
     chrf = sacrebleu.corpus_chrf([t.translation for t in traces], [references]).score
     return {"dev_names_copied_pct": round(100 * copied / len(cases), 1), "dev_names_sentences": len(cases),
             "dev_paragraphs": len(paragraphs), "dev_paragraphs_looping": looping,
@@ -135,7 +139,8 @@ def main(argv=None) -> int:
         print(f"  names  ✗ {en!r} -> {o!r}")
     cases = numbers_test(args.n, args.seed)
     outs = tr.translate([c[0] for c in cases])
-    ok = [all(any(normalise(a) in normalise(o) for a in accepted) for accepted in exp) for (_, exp), o in zip(cases, outs)]
+    ok = [all(any(normalise(a) in normalise(o) for a in accepted) for accepted in exp)
+          for (_, exp), o in zip(cases, outs)]
     res["numbers_correct_pct"] = round(100 * sum(ok) / len(ok), 1)
     res["numbers_sentences"] = len(ok)
     failures = [(en, exp, o) for (en, exp), o, good in zip(cases, outs, ok) if not good]
@@ -143,13 +148,15 @@ def main(argv=None) -> int:
         print(f"  number ✗ {en!r} -> {o!r} (wanted one of {exp})")
     cases = numbers_test(args.n // 3, args.seed, large=True)
     outs = tr.translate([c[0] for c in cases])
-    ok = [all(any(has_number(a, o) for a in accepted) for accepted in exp) for (_, exp), o in zip(cases, outs)]
+    ok = [all(any(has_number(a, o) for a in accepted) for accepted in exp)
+          for (_, exp), o in zip(cases, outs)]
     res["large_numbers_correct_pct"] = round(100 * sum(ok) / len(ok), 1)
     res["large_numbers_sentences"] = len(ok)
     for en, exp, o in [(en, exp, o) for (en, exp), o, good in zip(cases, outs, ok) if not good][: args.show]:
         print(f"  large  ✗ {en!r} -> {o!r} (wanted one of {exp})")
 
-    paragraphs = [line.strip() for line in (CORPORA / "paragraphs.en.txt").read_text(encoding="utf-8").splitlines()
+    paragraphs = [line.strip()
+                  for line in (CORPORA / "paragraphs.en.txt").read_text(encoding="utf-8").splitlines()
                   if line.strip()]
     looping = []          # (not `looped`: that is the criterion, a function)
     for text in paragraphs:

@@ -2,14 +2,15 @@
 
     python3 bench/follower_lag.py http://127.0.0.1:7860/ [FOLLOWERS] [--rounds 2]
 
-The same lecture as ../shared/tools/lecture_rehearsal.py (a presenter at 1920x1080 in presenter mode starts a live
-session on a long sentence; FOLLOWERS light follower pages, laptops 1280x800 and phones 390x844 in turn; three
-Next clicks, the Attention explorer tab, back to Step by step), but each follower's times come from its own page's
-log (``window.followLog``: when the view arrived, when its step line and sentence were on screen, when each figure
-and the last one were drawn), against the presenter's click on the same clock. The rehearsal polls every page in
-turn from outside, and a page busy drawing answers only when it is done, so its figures include the other pages'
-drawing; these do not. Prints, for "received", "text shown" and "figures drawn": p50, p95 and max over every
-follower and change, and the slowest figure. Needs the app already started, playwright and Debian's chromium.
+The same lecture as ../shared/tools/lecture_rehearsal.py (a presenter at 1920x1080 in presenter mode starts a
+live session on a long sentence; FOLLOWERS light follower pages, laptops 1280x800 and phones 390x844 in turn;
+three Next clicks, the Attention explorer tab, back to Step by step), but each follower's times come from its
+own page's log (``window.followLog``: when the view arrived, when its step line and sentence were on screen,
+when each figure and the last one were drawn), against the presenter's click on the same clock. The rehearsal
+polls every page in turn from outside, and a page busy drawing answers only when it is done, so its figures
+include the other pages' drawing; these do not. Prints, for "received", "text shown" and "figures drawn": p50,
+p95 and max over every follower and change, and the slowest figure. Needs the app already started, playwright
+and Debian's chromium.
 """
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ def lecture(browser, url: str, followers: int):
 
 
 def stages(clicks, logs):
-    """Per follower and change: ms from the click to received / text / drawn, and the figures' drawing times."""
+    """Per follower and change: ms from the click to received / text / drawn, and the figures' drawing
+    times."""
     out = {"received": [], "text shown": [], "figures drawn": []}
     figures = []
     for log in logs:
@@ -78,7 +80,8 @@ def stages(clicks, logs):
             for stage, name in (("received", "received"), ("text shown", "text"), ("figures drawn", "drawn")):
                 times = [dt for what, dt in events if what == name]
                 out[stage].append((times[-1] if stage == "figures drawn" else times[0]) if times else None)
-            figures += [(int(what.split()[-2]), what.split()[1]) for what, _ in events if what.startswith("plot ")]
+            figures += [(int(what.split()[-2]), what.split()[1]) for what, _ in events
+                        if what.startswith("plot ")]
     return out, figures
 
 
@@ -103,11 +106,13 @@ def main() -> int:
         seen = sorted(v for v in values if v is not None)
         missing = len(values) - len(seen)
         p95 = percentile(seen, 0.95)
-        print(f"{stage:14s} n={len(values):3d}  p50 {statistics.median(seen) / 1000:.2f} s  p95 {p95 / 1000:.2f} s  "
-              f"max {seen[-1] / 1000:.2f} s" + (f"  ({missing} not within {WINDOW_MS / 1000:.0f} s)" if missing else ""))
+        print(f"{stage:14s} n={len(values):3d}  p50 {statistics.median(seen) / 1000:.2f} s  p95 "
+              f"{p95 / 1000:.2f} s  max {seen[-1] / 1000:.2f} s"
+              + (f"  ({missing} not within {WINDOW_MS / 1000:.0f} s)" if missing else ""))
     if figures:
         ms, name = max(figures)
-        print(f"slowest figure: {name} {ms} ms (median figure {statistics.median(m for m, _ in figures):.0f} ms)")
+        print(f"slowest figure: {name} {ms} ms (median figure {statistics.median(m for m, _ in figures):.0f} "
+              f"ms)")
     return 0
 
 

@@ -48,8 +48,9 @@ def serve(port: int, n_inputs: int, n_outputs: int, wiring: str) -> None:
 
 async def drive(url: str, users: int) -> list[float]:
     import httpx
+    # before the server's 5 s: a reused connection it closed fails
     limits = httpx.Limits(max_connections=4 * users + 10, max_keepalive_connections=2 * users + 10,
-                         keepalive_expiry=3.0)   # before the server's 5 s: a reused connection it closed fails
+                         keepalive_expiry=3.0)
     async with httpx.AsyncClient(timeout=httpx.Timeout(120.0), limits=limits) as http:
         app = AppConfig((await http.get(url + "/config")).json())
         src, go, out = app.find(elem_id="src"), app.find(elem_id="go"), app.find(elem_id="out")
@@ -97,7 +98,8 @@ def main() -> int:
     for (n_in, n_out), wiring in itertools.product(zip(a.inputs, a.outputs), a.wiring):
         port = free_port()
         log = tempfile.NamedTemporaryFile("w", prefix="gradio-floor-", suffix=".log", delete=False)
-        proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(n_in), str(n_out), wiring],
+        proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(n_in), str(n_out),
+                                 wiring],
                                 stdout=log, stderr=subprocess.STDOUT)
         try:
             url = f"http://127.0.0.1:{port}"
@@ -106,7 +108,8 @@ def main() -> int:
             xs = sorted(asyncio.run(drive(url, a.users)))
             p95 = percentile(xs, 0.95)
             print(f"{a.users} users click at once, {n_in} inputs, {n_out} outputs, {wiring}: "
-                  f"p50 {1000 * statistics.median(xs):.0f} ms, p95 {1000 * p95:.0f} ms, max {1000 * xs[-1]:.0f} ms",
+                  f"p50 {1000 * statistics.median(xs):.0f} ms, p95 {1000 * p95:.0f} ms, max "
+                  f"{1000 * xs[-1]:.0f} ms",
                   flush=True)
         finally:
             proc.terminate()

@@ -1,7 +1,7 @@
 """Load test that does what a browser does: N simulated users, raw HTTP + SSE, in one light process.
 
-``python bench/load_test.py [--scenario browser|lecture|burst|arrive|attribution|attribution-memory] [--users 16] [--duration 60]
-[--think 5]``
+``python bench/load_test.py [--scenario browser|lecture|burst|arrive|attribution|attribution-memory] [--users
+16] [--duration 60] [--think 5]``
 starts app.py on 127.0.0.1 (or uses --url). Each user is a page of its own (a session hash),
 driven like Gradio's frontend drives it (bench/record_browser.py records a real browser's requests;
 bench/browser_requests_*.json): it reads ``/config``, keeps every component's value, sends an
@@ -12,12 +12,12 @@ event's ``.then`` chain and the ``change`` events of every output whose value ch
 Scenarios (each action's latency is the whole chain a click starts, e.g. Translate → figures):
 - browser: open the page; then, until --duration: Translate the user's own sentence, Next 5 times,
   open the "Attention explorer" tab, change its layer, back to the first tab; --think s between actions.
-- lecture: everyone opens the page; once all are open, all submit the SAME sentence within one second, then each
-  steps through it (Next until the end) with --think s between steps.
+- lecture: everyone opens the page; once all are open, all submit the SAME sentence within one second, then
+  each steps through it (Next until the end) with --think s between steps.
 - burst: everyone opens the page; once all are open, all submit a different sentence within one second, once
   (Translate only).
-- arrive: as burst, but each user submits as soon as their own page is open, while the others' pages still open
-  (the burst scenario before 2026-11-25: its translations overlap up to 100 pages' opening).
+- arrive: as burst, but each user submits as soon as their own page is open, while the others' pages still
+  open (the burst scenario before 2026-11-25: its translations overlap up to 100 pages' opening).
 - attribution: everyone opens the page; once all are open, all press "Compute attribution" on the lecturer's
   sentence within one second (a room asking the same question: computed once, shared through the cache).
 - attribution-memory: one user computes the attribution of --users different sentences, one after another; the
@@ -44,16 +44,17 @@ from harness.app import start_app, stop_app  # noqa: E402
 from harness.gradio_page import AppConfig, Page  # noqa: E402
 from ui.settings import APP_CONCURRENCY  # noqa: E402
 
-SUBJECTS = ["My sister", "The teacher", "Our neighbour", "A young boy", "The old woman", "His friend", "The doctor",
-            "My father"]
+SUBJECTS = ["My sister", "The teacher", "Our neighbour", "A young boy", "The old woman", "His friend",
+            "The doctor", "My father"]
 VERBS = ["is reading", "bought", "is cooking", "found", "likes", "is painting", "forgot", "is carrying"]
-OBJECTS = ["a red book", "the small table", "some fresh bread", "a blue umbrella", "the heavy box", "a long letter",
-           "an old map", "the new bicycle"]
+OBJECTS = ["a red book", "the small table", "some fresh bread", "a blue umbrella", "the heavy box",
+           "a long letter", "an old map", "the new bicycle"]
 LECTURE_SENTENCE = "The students are listening to the teacher in the big room."
 NEXT_STEPS = 5
 
 
-FIRST_USER = 0      # --first-user: whose sentences user 0 sends (another value: sentences an app running has not seen)
+# --first-user: whose sentences user 0 sends (another value: sentences an app running has not seen)
+FIRST_USER = 0
 
 
 def user_sentences(user: int, n: int = 6) -> list[str]:
@@ -74,19 +75,23 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--scenario", choices=list(SCENARIOS),
                    default="browser")
     p.add_argument("--users", type=int, default=16)
-    p.add_argument("--duration", type=float, default=60.0, help="seconds of load after the last user arrived (browser scenario)")
-    p.add_argument("--think", type=float, default=5.0, help="seconds a user waits between actions (randomised ±50%%)")
+    p.add_argument("--duration", type=float, default=60.0,
+                   help="seconds of load after the last user arrived (browser scenario)")
+    p.add_argument("--think", type=float, default=5.0,
+                   help="seconds a user waits between actions (randomised ±50%%)")
     p.add_argument("--ramp", type=float, default=0.0,
                    help="users arrive evenly over this many seconds (0: all open the page at once)")
     p.add_argument("--url", default=None, help="an app already running (default: start one here)")
     p.add_argument("--first-user", type=int, default=0,
-                   help="number the users' sentences from here: a second run against the same app (--url) with "
-                        "another value sends mostly other sentences (there are 512 in all: some repeat)")
-    p.add_argument("--concurrency", type=int, default=APP_CONCURRENCY, help="app's --concurrency when started here")
+                   help="number the users' sentences from here: a second run against the same app (--url) "
+                        "with another value sends mostly other sentences (there are 512 in all: some repeat)")
+    p.add_argument("--concurrency", type=int, default=APP_CONCURRENCY,
+                   help="app's --concurrency when started here")
     p.add_argument("--app-args", default="", help="more arguments for app.py when started here")
     p.add_argument("--json", action="store_true", help="print the result as one JSON line too")
     p.add_argument("--trace-events", action="store_true",
-                   help="print every event the first user sends, with its time and bytes (what an action costs)")
+                   help="print every event the first user sends, with its time and bytes (what an action "
+                        "costs)")
     return p.parse_args(argv)
 
 
@@ -99,7 +104,8 @@ class Load:
     latency: dict = field(default_factory=dict)
     errors: list = field(default_factory=list)
     crossed: list = field(default_factory=list)
-    timed_out: int = 0       # translations the app cut at its time limit (a busy machine, not a crossed result)
+    # translations the app cut at its time limit (a busy machine, not a crossed result)
+    timed_out: int = 0
     bytes: int = 0
 
     def timed(self, name: str):
@@ -141,14 +147,16 @@ class Ids:
         explorer = app.find(id="explorer")
         layer = next(cid for cid, c in app.components.items() if c["type"] == "slider"
                      and c["props"].get("label") == "Layer" and cid > explorer)
-        return cls(app.find(elem_id="src-text"), app.find(elem_id="translate-btn"), app.find(elem_id="fr-text"),
-                   app.find(elem_id="next-step"), app.find(elem_id="step-info"), tabs[0],
-                   app.find(elem_id="run-info"), explorer, layer, app.find(elem_id="attr-btn"),
+        return cls(app.find(elem_id="src-text"), app.find(elem_id="translate-btn"),
+                   app.find(elem_id="fr-text"), app.find(elem_id="next-step"), app.find(elem_id="step-info"),
+                   tabs[0], app.find(elem_id="run-info"), explorer, layer, app.find(elem_id="attr-btn"),
                    app.find(elem_id="attr-json"))
 
 
-def check_own(u: int, page: Page, ids: Ids, text: str, expected: dict, load: Load, step: int | None = None) -> None:
-    """The user's page shows the translation of their own sentence (and, at a step, their own French so far)."""
+def check_own(u: int, page: Page, ids: Ids, text: str, expected: dict, load: Load,
+              step: int | None = None) -> None:
+    """The user's page shows the translation of their own sentence (and, at a step, their own French so
+    far)."""
     french, steps = expected[text]
     if "time limit" in str(page.values.get(ids.run_info)):
         load.timed_out += step in (None, 1)
@@ -163,7 +171,8 @@ def check_own(u: int, page: Page, ids: Ids, text: str, expected: dict, load: Loa
             load.crossed.append(f"user {u}: step {step} of {text!r} shows another trace")
 
 
-async def translate_and_step(u: int, page: Page, ids: Ids, text: str, expected: dict, load: Load, n_next: int) -> None:
+async def translate_and_step(u: int, page: Page, ids: Ids, text: str, expected: dict, load: Load,
+                             n_next: int) -> None:
     page.values[ids.text] = text
     async with load.timed("translate"):
         await page.fire(ids.go, "click")
@@ -188,7 +197,8 @@ async def browser_user(u: int, page: Page, ids: Ids, expected: dict, load: Load)
             await page.fire(ids.explorer_tab, "select")
         await load.pause()
         async with load.timed("change layer"):
-            await page.set_and_change(ids.explorer_layer, 2 if page.values.get(ids.explorer_layer) == 1 else 1)
+            await page.set_and_change(ids.explorer_layer,
+                                      2 if page.values.get(ids.explorer_layer) == 1 else 1)
         await load.pause()
 
 
@@ -250,7 +260,8 @@ async def run_users(url: str, scenario: str, users: int, expected: dict, load: L
         def count_open() -> None:
             opened[0] += 1
             if opened[0] >= users:
-                print(f"# all {users} pages open ({time.time() - t0:.1f} s)", file=sys.stderr, flush=True)   # e.g. to start py-spy
+                # e.g. to start py-spy
+                print(f"# all {users} pages open ({time.time() - t0:.1f} s)", file=sys.stderr, flush=True)
                 all_open.set()
 
         async def one(u: int) -> None:
@@ -262,7 +273,8 @@ async def run_users(url: str, scenario: str, users: int, expected: dict, load: L
                     await page.open()
                 count_open()
                 counted = True
-                if scenario in ("lecture", "burst", "attribution"):   # the room has the page open when it starts
+                # the room has the page open when it starts
+                if scenario in ("lecture", "burst", "attribution"):
                     await all_open.wait()
                 await SCENARIOS[scenario](u, page, ids, expected, load)
             except Exception as e:  # noqa: BLE001
@@ -285,12 +297,14 @@ def expected_results(scenario: str, users: int) -> dict:
     elif scenario == "attribution-memory":                  # one user, `users` different sentences
         texts = set(long_sentences(users))
     else:
-        per_user = {"burst": 1, "arrive": 1, "browser": len(user_sentences(0))}[scenario]   # the sentences each user sends
+        # the sentences each user sends
+        per_user = {"burst": 1, "arrive": 1, "browser": len(user_sentences(0))}[scenario]
         texts = {s for u in range(users) for s in user_sentences(u)[:per_user]}
     out = {}
     for t in texts:
         trace = tr.trace(t, deadline_s=None)      # never cut by the time limit, however busy the machine
-        out[t] = (trace.translation, [detokenize(trace.tgt_pieces[:k]) for k in range(1, len(trace.steps) + 1)])
+        out[t] = (trace.translation,
+                  [detokenize(trace.tgt_pieces[:k]) for k in range(1, len(trace.steps) + 1)])
     return out
 
 
@@ -304,27 +318,30 @@ def stats(xs) -> dict:
 
 def summary(args, load: Load, wall: float, cpu_s: float, rss_mb) -> dict:
     every = [x for name, xs in load.latency.items() if name != "open page" for x in xs]
-    result = dict(scenario=args.scenario, users=args.users, think_s=args.think, ramp_s=args.ramp, duration_s=round(wall, 1),
-                  actions=len(every), errors=len(load.errors), crossed=len(load.crossed),
-                  timed_out=load.timed_out, all=stats(every),
-                  per_action={k: stats(v) for k, v in load.latency.items()}, received_mb=round(load.bytes / 2**20, 2),
-                  load_generator_cpu_s=round(cpu_s, 1), app_rss_mb=rss_mb)
-    print(f"{args.scenario}: {args.users} users, {wall:.0f} s: {len(every)} actions, {len(load.errors)} errors, "
-          f"{len(load.crossed)} crossed, {load.timed_out} cut at the time limit; received {result['received_mb']} MB; load generator CPU {cpu_s:.1f} s"
-          + (f"; app RSS {rss_mb['rss']:.0f} MB, PSS {rss_mb['pss']:.0f} MB ({rss_mb['processes']} processes; the "
-             f"app's own RSS {rss_mb['app_rss']:.0f} MB)" if rss_mb else ""))
+    result = dict(scenario=args.scenario, users=args.users, think_s=args.think, ramp_s=args.ramp,
+                  duration_s=round(wall, 1), actions=len(every), errors=len(load.errors),
+                  crossed=len(load.crossed), timed_out=load.timed_out, all=stats(every),
+                  per_action={k: stats(v) for k, v in load.latency.items()},
+                  received_mb=round(load.bytes / 2**20, 2), load_generator_cpu_s=round(cpu_s, 1),
+                  app_rss_mb=rss_mb)
+    print(f"{args.scenario}: {args.users} users, {wall:.0f} s: {len(every)} actions, {len(load.errors)} "
+          f"errors, {len(load.crossed)} crossed, {load.timed_out} cut at the time limit; received "
+          f"{result['received_mb']} MB; load generator CPU {cpu_s:.1f} s"
+          + (f"; app RSS {rss_mb['rss']:.0f} MB, PSS {rss_mb['pss']:.0f} MB ({rss_mb['processes']} "
+             f"processes; the app's own RSS {rss_mb['app_rss']:.0f} MB)" if rss_mb else ""))
     for k, s in [("all", result["all"]), *result["per_action"].items()]:
         if s["n"]:
-            print(f"  {k:13} n={s['n']:5}  p50 {s['p50_ms']:6} ms  p95 {s['p95_ms']:6} ms  max {s['max_ms']:6} ms")
+            print(f"  {k:13} n={s['n']:5}  p50 {s['p50_ms']:6} ms  p95 {s['p95_ms']:6} ms  max "
+                  f"{s['max_ms']:6} ms")
     for line in (load.errors + load.crossed)[:10]:
         print("  !", line)
     return result
 
 
 def app_rss_mb(proc):
-    """The memory of the app started here (None with --url) and of any processes it started (decoding processes):
-    the sum of their RSS (which counts the libraries they share, e.g. torch's, once per process: an upper bound)
-    and of their PSS (shared pages split between them)."""
+    """The memory of the app started here (None with --url) and of any processes it started (decoding
+    processes): the sum of their RSS (which counts the libraries they share, e.g. torch's, once per process:
+    an upper bound) and of their PSS (shared pages split between them)."""
     try:
         import psutil
         app = psutil.Process(proc.pid)
@@ -351,7 +368,8 @@ def main(argv=None) -> int:
     load = Load(think=args.think, stop_at=time.time() + args.ramp + args.duration)
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     try:
-        wall = asyncio.run(run_users(url, args.scenario, args.users, expected, load, args.trace_events, args.ramp))
+        wall = asyncio.run(run_users(url, args.scenario, args.users, expected, load, args.trace_events,
+                                     args.ramp))
         rss = app_rss_mb(proc)
     finally:
         if proc is not None:

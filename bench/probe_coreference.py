@@ -35,7 +35,8 @@ def main(argv=None) -> int:
         out[name] = summarise(probe, pairs)
         r = out[name]
         print(f"{name:14s} {r['sentences']:4d} sentences: right {r['right']:.0%}, right pronoun's share "
-              f"{r['right_share']:.2f}, minimal pairs both right {r['pairs_both_right']:.0%}, swing {r['swing']:+.2f}")
+              f"{r['right_share']:.2f}, minimal pairs both right {r['pairs_both_right']:.0%}, swing "
+              f"{r['swing']:+.2f}")
     for case in groups(0)["classic"][0]:
         il, elle = probe(case.english, case.french)
         print(f"  {case.english}  P(il) {il:.2f}  P(elle) {elle:.2f}")

@@ -5,7 +5,8 @@
 Next 5 times, open the "Attention explorer" tab, change its layer. It prints, per step, every
 queue request (``/gradio_api/queue/join``: the function index and its API name) and every other
 POST, and the bytes the server sent back (from Chromium's network events: all, static files
-such as plotly.js included, and the API's alone, the SSE stream included), and writes them as JSON. Used to check that ``bench/load_test.py`` sends the same mix.
+such as plotly.js included, and the API's alone, the SSE stream included), and writes them as JSON. Used to
+check that ``bench/load_test.py`` sends the same mix.
 """
 from __future__ import annotations
 
@@ -65,7 +66,8 @@ def fn_names(url: str) -> dict:
     """fn_index -> a readable name (api_name, or the function's name) from the app's /config."""
     import urllib.request
     cfg = json.load(urllib.request.urlopen(url.rstrip("/") + "/config"))
-    return {i: d.get("api_name") or d.get("js") and "js" or f"fn{i}" for i, d in enumerate(cfg["dependencies"])}
+    return {i: d.get("api_name") or d.get("js") and "js" or f"fn{i}"
+            for i, d in enumerate(cfg["dependencies"])}
 
 
 def take_steps(page, rec: Recorder, url: str) -> None:
@@ -107,10 +109,11 @@ def main(argv=None) -> int:
     Path(args.out).write_text(json.dumps(rec.log, indent=1))
     for name, e in rec.log.items():
         joins = [f"{r['fn_index']}:{r['api']}" for r in e["requests"] if r.get("fn_index") is not None]
-        print(f"{name:18} {e['bytes_received'] / 1024:8.1f} KB all, {e['api_bytes_received'] / 1024:8.1f} KB API  "
-              f"queue joins: {', '.join(joins) or '-'}")
+        print(f"{name:18} {e['bytes_received'] / 1024:8.1f} KB all, {e['api_bytes_received'] / 1024:8.1f} KB "
+              f"API  queue joins: {', '.join(joins) or '-'}")
     total = lambda k: sum(e[k] for e in rec.log.values()) / 1024
-    print(f"total {total('bytes_received'):.1f} KB, API {total('api_bytes_received'):.1f} KB; written to {args.out}")
+    print(f"total {total('bytes_received'):.1f} KB, API {total('api_bytes_received'):.1f} KB; written to "
+          f"{args.out}")
     return 0
 
 

@@ -20,7 +20,8 @@ import warnings
 
 from toolkit import ROOT, interleaved  # noqa: E402  (the checkout, on sys.path: bench/toolkit.py)
 
-warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")  # nn.Transformer's own fast path
+# nn.Transformer's own fast path
+warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -36,12 +37,14 @@ from transformer.viz import views  # noqa: E402
 SENTENCES = {
     "short (5 words)": "My brother likes green tea.",
     "medium (12 words)": "The old man walked slowly to the market to buy fresh bread.",
-    "long (30 words)": ("When the rain finally stopped in the late afternoon, the children ran outside to play in the "
-                        "garden while their parents prepared dinner and talked about the long week ahead."),
-    "very long (60 words)": ("When the rain finally stopped in the late afternoon, the children ran outside to play in the "
-                             "garden while their parents prepared dinner and talked about the long week ahead. Later that "
-                             "evening, their grandmother called to say that she would arrive on Saturday with a large basket "
-                             "of apples from her farm, and everyone was happy because they had not seen her since the summer."),
+    "long (30 words)": ("When the rain finally stopped in the late afternoon, the children ran outside to "
+                        "play in the garden while their parents prepared dinner and talked about the long "
+                        "week ahead."),
+    "very long (60 words)": ("When the rain finally stopped in the late afternoon, the children ran outside "
+                             "to play in the garden while their parents prepared dinner and talked about the "
+                             "long week ahead. Later that evening, their grandmother called to say that she "
+                             "would arrive on Saturday with a large basket of apples from her farm, and "
+                             "everyone was happy because they had not seen her since the summer."),
 }
 
 
@@ -99,7 +102,8 @@ def reference_greedy(model, ref, src, max_new):
     for _ in range(max_new):
         T = ys.size(1)
         mask = nn.Transformer.generate_square_subsequent_mask(T)
-        h = ref.decoder(model.embed(ys), memory, tgt_mask=mask, tgt_is_causal=True, memory_key_padding_mask=pad)
+        h = ref.decoder(model.embed(ys), memory, tgt_mask=mask, tgt_is_causal=True,
+                        memory_key_padding_mask=pad)
         nxt = model.output_logits(h[:, -1]).argmax(-1)
         ys = torch.cat([ys, nxt[:, None]], 1)
         if (nxt == c.eos_id).all():
@@ -116,7 +120,8 @@ def bench_latency(tr: Translator, reps: int) -> list[dict]:
         src = pad_batch([tr.encode_source(text)[0]], PAD_ID)
         max_new = max_output_pieces(src.size(1), model.cfg.max_len)
         ours = greedy_decode(model, src, max_new)[0]
-        same = ours == greedy_decode(model, src, max_new, use_cache=False)[0] == reference_greedy(model, ref, src, max_new)
+        same = (ours == greedy_decode(model, src, max_new, use_cache=False)[0]
+                == reference_greedy(model, ref, src, max_new))
         t = interleaved({
             "cache": lambda: greedy_decode(model, src, max_new),
             "nocache": lambda: greedy_decode(model, src, max_new, use_cache=False),
@@ -124,9 +129,9 @@ def bench_latency(tr: Translator, reps: int) -> list[dict]:
             "trace": lambda: tr.trace(text),
         }, reps)
         rows.append(dict(sentence=name, src_pieces=src.size(1), out_pieces=len(ours) + 1, same_tokens=same,
-                         cache_ms=t["cache"], nocache_ms=t["nocache"], reference_ms=t["reference"], trace_ms=t["trace"],
-                         speedup_vs_reference=t["reference"] / t["cache"], cache_vs_nocache=t["nocache"] / t["cache"],
-                         trace_overhead=t["trace"] / t["cache"]))
+                         cache_ms=t["cache"], nocache_ms=t["nocache"], reference_ms=t["reference"],
+                         trace_ms=t["trace"], speedup_vs_reference=t["reference"] / t["cache"],
+                         cache_vs_nocache=t["nocache"] / t["cache"], trace_overhead=t["trace"] / t["cache"]))
     return rows
 
 
@@ -160,14 +165,15 @@ def bench_training(tr: Translator, steps: int) -> dict:
         def run():
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bf16"):
                 logits = model(src, tin).logits
-            loss = F.cross_entropy(logits.float().reshape(-1, cfg.vocab_size), tout.reshape(-1), label_smoothing=0.1)
+            loss = F.cross_entropy(logits.float().reshape(-1, cfg.vocab_size), tout.reshape(-1),
+                                   label_smoothing=0.1)
             opt.zero_grad()
             loss.backward()
             opt.step()
         return run
     t = interleaved({"fp32": step("fp32"), "bf16": step("bf16")}, steps, warmup=1)
-    return dict(tokens_per_step=ntok, fp32_tok_s=ntok / (t["fp32"] / 1000), bf16_tok_s=ntok / (t["bf16"] / 1000),
-                bf16_speedup=t["fp32"] / t["bf16"])
+    return dict(tokens_per_step=ntok, fp32_tok_s=ntok / (t["fp32"] / 1000),
+                bf16_tok_s=ntok / (t["bf16"] / 1000), bf16_speedup=t["fp32"] / t["bf16"])
 
 
 def bench_app(reps: int, requests: int) -> dict:
@@ -185,8 +191,8 @@ def bench_app(reps: int, requests: int) -> dict:
         e2e = median_ms(lambda: client.predict(SENTENCES["medium (12 words)"], api_name="/translate"), reps)
         redraw = median_ms(lambda: client.predict(3, 3, "mean over heads", "Light", False, "Viridis",
                                                   api_name="/step_view"), reps)
-        explorer = median_ms(lambda: client.predict("encoder", 2, "3", "head", "shared across heads", "Light", False,
-                                                     "Viridis", api_name="/explorer"), reps)
+        explorer = median_ms(lambda: client.predict("encoder", 2, "3", "head", "shared across heads", "Light",
+                                                    False, "Viridis", api_name="/explorer"), reps)
         texts = ["I like tea.", "Where are you going tonight?", "The children are playing in the snow.",
                  "He bought a new car last week.", SENTENCES["long (30 words)"]]
         for i in range(requests):
@@ -195,8 +201,8 @@ def bench_app(reps: int, requests: int) -> dict:
         rss = (app_rss_mb(proc) or {}).get("rss", float("nan"))      # its decoding processes included
     finally:
         stop_app(proc)
-    return dict(cold_start_s=cold, translate_e2e_ms=e2e, step_redraw_e2e_ms=redraw, explorer_redraw_e2e_ms=explorer,
-                rss_mb_after=rss, requests=requests * 2)
+    return dict(cold_start_s=cold, translate_e2e_ms=e2e, step_redraw_e2e_ms=redraw,
+                explorer_redraw_e2e_ms=explorer, rss_mb_after=rss, requests=requests * 2)
 
 
 def bench_redraw(tr: Translator, reps: int) -> list[dict]:
@@ -211,8 +217,10 @@ def bench_redraw(tr: Translator, reps: int) -> list[dict]:
         "explorer: all-heads grid (cross)": lambda: [views.grid_figure(trace, "cross", True, lk)],
         "explorer: all-heads grid (decoder)": lambda: [views.grid_figure(trace, "decoder", True, lk)],
         "head summary": lambda: [views.summary_view(trace, "cross", lk)[0]],
-        "positional encoding (3 figures)": lambda: list(views.positional_views(trace, tr.cfg.d_model, [0, 1, 8, 9], lk)),
-        "inside one head (2 figures)": lambda: list(views.inside_view(trace, "decoder", 2, "4", 3, False, lk)[:2]),
+        "positional encoding (3 figures)": lambda: list(
+            views.positional_views(trace, tr.cfg.d_model, [0, 1, 8, 9], lk)),
+        "inside one head (2 figures)": lambda: list(
+            views.inside_view(trace, "decoder", 2, "4", 3, False, lk)[:2]),
     }
     rows = []
     for name, fn in cases.items():
@@ -232,7 +240,8 @@ def machine() -> str:
     except OSError:
         pass
     return (f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__} ({torch.get_num_threads()} threads), "
-            f"Python {platform.python_version()}, {'CUDA ' + torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU'}")
+            f"Python {platform.python_version()}, "
+            f"{'CUDA ' + torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU'}")
 
 
 def main(argv=None) -> int:
@@ -258,9 +267,9 @@ def main(argv=None) -> int:
     print(f"{'sentence':20} {'pieces in/out':>13} {'KV cache':>9} {'no cache':>9} {'nn.Transformer':>15} "
           f"{'ref/ours':>9} {'trace':>8} {'trace/plain':>11} same")
     for r in lat:
-        print(f"{r['sentence']:20} {r['src_pieces']:>6}/{r['out_pieces']:<6} {r['cache_ms']:9.1f} {r['nocache_ms']:9.1f} "
-              f"{r['reference_ms']:15.1f} {r['speedup_vs_reference']:8.2f}x {r['trace_ms']:8.1f} "
-              f"{r['trace_overhead']:10.2f}x {r['same_tokens']}")
+        print(f"{r['sentence']:20} {r['src_pieces']:>6}/{r['out_pieces']:<6} {r['cache_ms']:9.1f} "
+              f"{r['nocache_ms']:9.1f} {r['reference_ms']:15.1f} {r['speedup_vs_reference']:8.2f}x "
+              f"{r['trace_ms']:8.1f} {r['trace_overhead']:10.2f}x {r['same_tokens']}")
 
     if args.only_latency:
         return 0
@@ -269,7 +278,8 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     print(f"\n## 3. Batched throughput (Tatoeba test split, CLI batched path, {os.cpu_count()} threads)")
     print(json.dumps(thr) if "skipped" in thr else
-          f"{thr['sentences']} sentences in {thr['seconds']:.1f} s = {thr['sentences_per_s']:.0f} sentences/s")
+          f"{thr['sentences']} sentences in {thr['seconds']:.1f} s = {thr['sentences_per_s']:.0f} "
+          f"sentences/s")
 
     out["redraw"] = red = bench_redraw(tr, reps)
     print("\n## 4a. Redraw from the stored trace (server side, 30-word sentence) and figure JSON per view")
@@ -281,7 +291,8 @@ def main(argv=None) -> int:
         print(f"cold start (process start to first translation answered): {app['cold_start_s']:.1f} s")
         print(f"Translate request, 12 words: {app['translate_e2e_ms']:.0f} ms; step-slider redraw: "
               f"{app['step_redraw_e2e_ms']:.0f} ms; explorer redraw: {app['explorer_redraw_e2e_ms']:.0f} ms")
-        print(f"resident memory (decoding processes included) after {app['requests'] + 3 * reps} requests: {app['rss_mb_after']:.0f} MB")
+        print(f"resident memory (decoding processes included) after {app['requests'] + 3 * reps} requests: "
+              f"{app['rss_mb_after']:.0f} MB")
     if not args.skip_training:
         torch.set_num_threads(os.cpu_count() or 1)     # training uses every core
         out["training"] = trn = bench_training(tr, 3 if args.quick else 6)

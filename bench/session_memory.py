@@ -3,12 +3,13 @@
 ``python3 bench/session_memory.py [--long 1000] [--ordinary 5000] [--concurrency 4] [--cwd OTHER_CHECKOUT]``
 
 Starts the app and opens sessions as browsers would, each with its own session (its own state on the server):
-first ``--long`` sessions that each translate a different sentence of the longest the app takes (one sentence of
-about 1,000 characters: 127 source pieces, a trace of 20-25 MB), then ``--ordinary`` sessions with a short sentence
-each, ``--concurrency`` at a time, through the API's /translate (the same event and state as the page's Translate).
-The app's resident memory (its process and its children, psutil) is sampled every half second: the peak, the
-memory after the long sessions and at the end are printed (MB), with the time each phase took. ``--cwd`` runs
-another checkout's app.py (a before/after comparison: run both, one after the other, on a quiet machine).
+first ``--long`` sessions that each translate a different sentence of the longest the app takes (one sentence
+of about 1,000 characters: 127 source pieces, a trace of 20-25 MB), then ``--ordinary`` sessions with a short
+sentence each, ``--concurrency`` at a time, through the API's /translate (the same event and state as the
+page's Translate). The app's resident memory (its process and its children, psutil) is sampled every half
+second: the peak, the memory after the long sessions and at the end are printed (MB), with the time each phase
+took. ``--cwd`` runs another checkout's app.py (a before/after comparison: run both, one after the other, on a
+quiet machine).
 """
 from __future__ import annotations
 
@@ -28,11 +29,12 @@ from toolkit import ROOT  # noqa: E402  (the checkout, on sys.path: bench/toolki
 
 from harness.app import start_app, stop_app  # noqa: E402
 
-WORDS = ("students teacher lecture model attention layer head word sentence French English translation piece step "
-         "network weight training data morning evening museum garden river city village mountain library kitchen "
-         "window table chair paper letter story history music picture friend family neighbour doctor engineer "
-         "farmer painter writer reader question answer problem idea reason result example number minute hour "
-         "week month year country language school office market station bridge street road forest field").split()
+WORDS = ("students teacher lecture model attention layer head word sentence French English translation piece "
+         "step network weight training data morning evening museum garden river city village mountain "
+         "library kitchen window table chair paper letter story history music picture friend family "
+         "neighbour doctor engineer farmer painter writer reader question answer problem idea reason result "
+         "example number minute hour week month year country language school office market station bridge "
+         "street road forest field").split()
 
 
 def long_sentence(i: int, chars: int = 990) -> str:
@@ -107,7 +109,8 @@ def main() -> None:
         ok_long = asyncio.run(sessions(url, [long_sentence(i) for i in range(args.long)], args.concurrency))
         t_long, after_long, peak_long = time.time() - t0, sampler.rss(), sampler.peak
         t0 = time.time()
-        ok_short = asyncio.run(sessions(url, [ordinary_sentence(i) for i in range(args.ordinary)], args.concurrency))
+        ok_short = asyncio.run(sessions(url, [ordinary_sentence(i) for i in range(args.ordinary)],
+                                        args.concurrency))
         t_short = time.time() - t0
         time.sleep(1.0)
         sampler.stop = True

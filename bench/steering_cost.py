@@ -33,8 +33,10 @@ def cases(tr: Translator, text: str) -> dict:
         "beam search, width 1": lambda: tr.beam(text, 1),
         "beam search, width 4": lambda: tr.beam(text, 4),
         "beam search, width 8": lambda: tr.beam(text, 8),
-        "figure: your French bars": lambda: sv.forced_figure([p.piece for p in fp], [p.probability for p in fp],
-                                                             [p.rank for p in fp], [p.top_piece for p in fp]).to_json(),
+        "figure: your French bars": lambda: sv.forced_figure([p.piece for p in fp],
+                                                             [p.probability for p in fp],
+                                                             [p.rank for p in fp], [p.top_piece for p in fp])
+        .to_json(),
         "figure: beam 4 tree": lambda: sv.beam_tree_figure(beam4).to_json(),
     }
 
@@ -54,7 +56,8 @@ def main(argv=None) -> int:
             t0 = time.perf_counter()
             fn()
             times[name].append((time.perf_counter() - t0) * 1000)
-    print(f"{text!r}: {len(tr.trace(text).steps)} greedy steps; medians of {args.reps} runs, {args.threads} thread(s)")
+    print(f"{text!r}: {len(tr.trace(text).steps)} greedy steps; medians of {args.reps} runs, {args.threads} "
+          f"thread(s)")
     for name, ts in times.items():
         print(f"  {name:40s} {statistics.median(ts):7.1f} ms")
     return 0

@@ -1,11 +1,11 @@
 """How long a tab takes to show its view, clicked on a page that has translated, in real Chromium:
 ``python3 bench/tab_open.py [--tabs compare explorer] [--sentences 4] [--url URL]``.
 
-Starts the app (or uses URL), and for each sentence opens a page on it (a ?text= link), waits until the page has
-settled (harness.browser.settle: no request in flight, no queued event pending), clicks the tab and times, in the
-page's own clock, from the click to the tab's view drawn: its figure present and the page settled again (the
-settling's quiet window of 0.3 s is subtracted). Each sentence is a fresh page and a fresh trace, so no figure
-comes from the shared draw cache. Prints one line per tab (p50, p95, max) and the JSON of every time.
+Starts the app (or uses URL), and for each sentence opens a page on it (a ?text= link), waits until the page
+has settled (harness.browser.settle: no request in flight, no queued event pending), clicks the tab and times,
+in the page's own clock, from the click to the tab's view drawn: its figure present and the page settled again
+(the settling's quiet window of 0.3 s is subtracted). Each sentence is a fresh page and a fresh trace, so no
+figure comes from the shared draw cache. Prints one line per tab (p50, p95, max) and the JSON of every time.
 """
 from __future__ import annotations
 
@@ -65,7 +65,8 @@ def main(argv=None) -> int:
             stop_app(proc)
     for tab, xs in times.items():
         print(f"{tab:10s} click -> view drawn: {spread(xs)} ({len(xs)} sentences)", flush=True)
-    emit({"seconds": {t: [round(x, 3) for x in xs] for t, xs in times.items()}, "when": time.strftime("%F %T")},
+    emit({"seconds": {t: [round(x, 3) for x in xs] for t, xs in times.items()},
+          "when": time.strftime("%F %T")},
          args.json)
     return 0
 

@@ -1,10 +1,11 @@
 """What the benchmark scripts share: the checkout's path (and on ``sys.path``, so that a script run as
-``python3 bench/NAME.py`` imports the package, ``harness`` and its neighbours as ``bench.NAME``), candidates timed
-round-robin in one process, the percentiles every figure quotes, and results printed (and saved) as JSON.
+``python3 bench/NAME.py`` imports the package, ``harness`` and its neighbours as ``bench.NAME``), candidates
+timed round-robin in one process, the percentiles every figure quotes, and results printed (and saved) as
+JSON.
 
-Each script starts with ``from toolkit import ROOT`` (Python puts the script's own folder, bench/, first on the
-path), then imports the package. Starting the app and driving pages live in ``harness/`` (shared with tests/ and
-tools/)."""
+Each script starts with ``from toolkit import ROOT`` (Python puts the script's own folder, bench/, first on
+the path), then imports the package. Starting the app and driving pages live in ``harness/`` (shared with
+tests/ and tools/)."""
 from __future__ import annotations
 
 import json
@@ -54,4 +55,5 @@ def emit(result: dict, path: Optional[str | Path] = None) -> None:
     """The result as one JSON line on stdout (and, with `path`, saved there, indented)."""
     print(json.dumps(result, ensure_ascii=False, default=str))
     if path:
-        Path(path).write_text(json.dumps(result, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        Path(path).write_text(json.dumps(result, indent=1, ensure_ascii=False, default=str) + "\n",
+                              encoding="utf-8")

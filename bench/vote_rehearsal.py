@@ -1,16 +1,18 @@
-"""A vote rehearsed in real browsers: how long after the presenter's click each follower's screen shows the question,
-and the reveal.
+"""A vote rehearsed in real browsers: how long after the presenter's click each follower's screen shows the
+question, and the reveal.
 
 ``python3 bench/vote_rehearsal.py [--rounds 2] [--url http://127.0.0.1:7860/]``
 
-One presenter (1920×1080, presenter mode) and three followers in Chromium (two laptops, one dark, and a phone at
-390×844), all on this machine (the browsers share its cores with the app). For each kind of question (which piece,
-the next piece, which head, a question of the presenter's own) and each round: Ask, every follower answers, Reveal.
-The time is taken in the pages themselves: the presenter's click (``Date.now()`` just before it) against the moment
-each follower's page drew the question or the reveal (``window.voteLog``, ui/static/vote.js); one clock, one machine.
-Without ``--url`` an app is started on a free port and stopped after.
+One presenter (1920×1080, presenter mode) and three followers in Chromium (two laptops, one dark, and a phone
+at 390×844), all on this machine (the browsers share its cores with the app). For each kind of question (which
+piece, the next piece, which head, a question of the presenter's own) and each round: Ask, every follower
+answers, Reveal. The time is taken in the pages themselves: the presenter's click (``Date.now()`` just before
+it) against the moment each follower's page drew the question or the reveal (``window.voteLog``,
+ui/static/vote.js); one clock, one machine. Without ``--url`` an app is started on a free port and stopped
+after.
 
-Last line: ``vote rehearsal: F followers, K questions, question shown p95 X s (max Y), reveal shown p95 X s (max Y)``.
+Last line:
+``vote rehearsal: F followers, K questions, question shown p95 X s (max Y), reveal shown p95 X s (max Y)``.
 """
 from __future__ import annotations
 
@@ -24,8 +26,10 @@ from harness.app import start_app, stop_app  # noqa: E402
 
 SENTENCE = "The cat is sleeping on the sofa."
 KINDS = [("look at most", None), ("next French piece", None), ("Which head", None),
-         ("of my own", ("Why divide the scores by √d_k?", "To keep the softmax from saturating\nTo save memory"))]
-PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
+         ("of my own",
+          ("Why divide the scores by √d_k?", "To keep the softmax from saturating\nTo save memory"))]
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True,
+         "device_scale_factor": 2}
 WAIT_MS = 60_000
 
 
@@ -75,7 +79,8 @@ def lecture(browser, url: str, rounds: int) -> tuple[list, list]:
                 options = f.locator("#vote .vote-opt")
                 options.nth((i + r) % options.count()).click()
                 f.wait_for_selector("#vote .vote-said.ok", timeout=WAIT_MS)
-            presenter.wait_for_selector(f"#vote-status .vote-status[data-answers='{len(followers)}']", timeout=WAIT_MS)
+            presenter.wait_for_selector(f"#vote-status .vote-status[data-answers='{len(followers)}']",
+                                        timeout=WAIT_MS)
             t = click_at(presenter, "#vote-reveal")
             for f in followers:
                 revealed.append((kind, (drawn_at(f, qid, "revealed") - t) / 1000))

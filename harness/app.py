@@ -26,7 +26,8 @@ def start_app(extra_args=(), env=None, timeout: float = 120.0, cwd: Path = ROOT,
     where it was), else a free one."""
     port = port or free_port()
     log = tempfile.NamedTemporaryFile("w", prefix="app-", suffix=".log", delete=False)
-    proc = subprocess.Popen([sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(port), *extra_args],
+    proc = subprocess.Popen([sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(port),
+                             *extra_args],
                             cwd=cwd, stdout=log, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **(env or {})})
     proc.log_path = log.name

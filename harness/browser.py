@@ -1,5 +1,6 @@
 """Driving the app in Debian's Chromium through playwright (never a downloaded browser): the steps the
-browser tests take, shared with tools/screenshots.py and bench/record_browser.py, which import them from here."""
+browser tests take, shared with tools/screenshots.py and bench/record_browser.py, which import them from
+here."""
 from __future__ import annotations
 
 import re
@@ -13,8 +14,11 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 VIEWPORT = {"width": 1440, "height": 1650}
 SENTENCE = "The cat is sleeping on the sofa."
 WAIT_MS = 90_000
-TABS = ["steps", "explorer", "summary", "positional", "inside", "why", "knockout", "steer", "learned", "compare", "about"]   # ui.tabs.TAB_IDS, without importing gradio
-SETTLE_S = 1.2   # a page without IDLE_JS (opened before it could be added): the figures' drawing time, guessed
+# ui.tabs.TAB_IDS, without importing gradio
+TABS = ["steps", "explorer", "summary", "positional", "inside", "why", "knockout", "steer", "learned",
+        "compare", "about"]
+# a page without IDLE_JS (opened before it could be added): the figures' drawing time, guessed
+SETTLE_S = 1.2
 QUIET_MS = 300   # settled: this long with no request, no pending event and no change to the page
 
 # Added to every page the tests open (tests/conftest.py: browser): counts the app's requests in flight and the
@@ -61,7 +65,8 @@ IDLE_JS = """(() => {
         return new Response(theirs, {status: r.status, statusText: r.statusText, headers: r.headers});
       }
       if (url.includes('/queue/join')) {
-        r.clone().json().then((j) => { if (j && j.event_id) joined.add(j.event_id); touch(); }).catch(() => {});
+        r.clone().json().then((j) => { if (j && j.event_id) joined.add(j.event_id); touch(); })
+          .catch(() => {});
       }
       return r;
     } finally { inflight--; touch(); }
@@ -94,8 +99,8 @@ class IdleBrowser:
 
 
 def settle(page, quiet_ms: int = QUIET_MS) -> None:
-    """Until the page has settled (IDLE_JS): every request answered, every queued event completed, nothing on the
-    page changed for `quiet_ms`. A page opened without IDLE_JS waits SETTLE_S instead."""
+    """Until the page has settled (IDLE_JS): every request answered, every queued event completed, nothing on
+    the page changed for `quiet_ms`. A page opened without IDLE_JS waits SETTLE_S instead."""
     if page.evaluate("() => typeof window.__idle === 'function'"):
         page.wait_for_function(f"() => window.__idle({int(quiet_ms)})", timeout=WAIT_MS, polling=100)
     else:
@@ -113,7 +118,8 @@ def french(page) -> str:
 def open_link(page, url: str, **query) -> str:
     """Open the app on a link (``text=``, ``tab=``, ...) and wait for its translation; returns the French."""
     page.goto(url + ("?" + urlencode(query) if query else ""))
-    page.wait_for_function("() => { const t = document.querySelector('#fr-text textarea'); return t && t.value; }",
+    page.wait_for_function("() => { const t = document.querySelector('#fr-text textarea'); return t && "
+                           "t.value; }",
                            timeout=WAIT_MS)
     return french(page)
 
@@ -188,10 +194,11 @@ def open_tab(page, name: str) -> None:
     if tab.count() and tab.first.is_visible():
         tab.first.click()
         return
-    item = page.locator(".overflow-dropdown button").filter(has_text=re.compile(f"^\\s*{re.escape(name)}\\s*$"))
+    named = re.compile(f"^\\s*{re.escape(name)}\\s*$")
+    item = page.locator(".overflow-dropdown button").filter(has_text=named)
     menu = page.locator(".overflow-menu").filter(has=item)
     menu.locator("button[aria-label='More tabs']").first.click()
-    menu.locator(".overflow-dropdown button").filter(has_text=re.compile(f"^\\s*{re.escape(name)}\\s*$")).first.click()
+    menu.locator(".overflow-dropdown button").filter(has_text=named).first.click()
 
 
 def open_why_views(page, shots=None) -> None:
@@ -210,7 +217,8 @@ def open_why_views(page, shots=None) -> None:
     page.wait_for_selector("#kv-cache .kv-view", timeout=WAIT_MS)
     shots("kv-cache", "#step-info")
     open_tab(page, "Why this word")
-    page.wait_for_selector("#lines-html svg line", state="attached", timeout=WAIT_MS)   # a level line has no height
+    # a level line has no height
+    page.wait_for_selector("#lines-html svg line", state="attached", timeout=WAIT_MS)
     shots("lines", "#lines-caption", "#lines-html svg text.tq.q1")     # hovering a piece isolates its lines
     open_tab(page, "Attribution")
     page.click("#attr-btn")

@@ -1,7 +1,8 @@
 """A page driven as Gradio's frontend drives it, over raw HTTP + SSE: read ``/config``, keep every component's
-value, send an event's inputs to ``/gradio_api/queue/join`` (or ``/run/predict`` for unqueued events), read the
-answer from ``/queue/data``, then run what the browser runs next (the ``.then`` chain and the ``change`` events of
-every output whose value changed). Used by tests/test_disk.py, bench/load_test.py and bench/ab_app_chain.py."""
+value, send an event's inputs to ``/gradio_api/queue/join`` (or ``/run/predict`` for unqueued events), read
+the answer from ``/queue/data``, then run what the browser runs next (the ``.then`` chain and the ``change``
+events of every output whose value changed). Used by tests/test_disk.py, bench/load_test.py and
+bench/ab_app_chain.py."""
 from __future__ import annotations
 
 import json
@@ -100,7 +101,8 @@ class Page:
         return changed
 
     def body(self, i: int, data: list) -> dict:
-        return {"data": data, "event_data": None, "fn_index": i, "trigger_id": None, "session_hash": self.session}
+        return {"data": data, "event_data": None, "fn_index": i, "trigger_id": None,
+                "session_hash": self.session}
 
     async def direct(self, i: int, data: list) -> list:
         r = await self.http.post(f"{self.base}{self.app.prefix}/run/predict", json=self.body(i, data))
@@ -125,6 +127,7 @@ class Page:
                     if not msg.get("success"):
                         raise RuntimeError(f"fn {i} failed: {msg.get('output', {}).get('error')}")
                     return msg["output"]["data"]
-                if msg.get("msg") in ("unexpected_error", "close_stream") and msg.get("event_id", event_id) == event_id:
+                if msg.get("msg") in ("unexpected_error", "close_stream") and \
+                        msg.get("event_id", event_id) == event_id:
                     raise RuntimeError(f"fn {i}: {msg}")
         raise RuntimeError(f"fn {i}: the stream ended without a result")

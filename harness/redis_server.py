@@ -20,7 +20,8 @@ def redis_binary() -> str:
 
 
 def start_redis(port: int) -> subprocess.Popen:
-    """redis-server on 127.0.0.1:`port`, without persistence (a restart starts it empty); returns once it answers."""
+    """redis-server on 127.0.0.1:`port`, without persistence (a restart starts it empty); returns once it
+    answers."""
     proc = subprocess.Popen([redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                              "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(200):

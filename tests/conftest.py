@@ -13,11 +13,11 @@ sys.path.insert(0, str(ROOT))
 from transformer.config import ModelConfig  # noqa: E402
 from transformer.model.transformer import Transformer  # noqa: E402
 
-EN_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-            "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+EN_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+            "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
 EN_TENS = {20: "twenty", 30: "thirty", 40: "forty", 50: "fifty"}
-FR_UNITS = ["zéro", "un", "deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze", "douze",
-            "treize", "quatorze", "quinze", "seize", "dix-sept", "dix-huit", "dix-neuf"]
+FR_UNITS = ["zéro", "un", "deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze",
+            "douze", "treize", "quatorze", "quinze", "seize", "dix-sept", "dix-huit", "dix-neuf"]
 FR_TENS = {20: "vingt", 30: "trente", 40: "quarante", 50: "cinquante"}
 
 
@@ -88,11 +88,12 @@ def app_url(bundled_checkpoint):
 
 @pytest.fixture(scope="module")
 def tiny_translator(tmp_path_factory, tokenizer):
-    """A Translator over a tiny random model and the synthetic tokenizer: the app's code paths in milliseconds."""
+    """A Translator over a tiny random model and the synthetic tokenizer: the app's code paths in
+    milliseconds."""
     from transformer.io.checkpoint import save_checkpoint
     from transformer.serving.translator import Translator
-    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                      d_ff=64, max_len=64)
+    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2,
+                      n_decoder_layers=2, d_ff=64, max_len=64)
     torch.manual_seed(0)
     folder = save_checkpoint(Transformer(cfg), tokenizer.path, tmp_path_factory.mktemp("ck") / "tiny")
     tr = Translator(folder, "cpu")
@@ -125,13 +126,13 @@ def browser():
         b.close()
 
 
-# Markers (issue 42): `pytest -m "not slow"` runs the tests that need no browser, no app server and no training
-# run; the README's command runs them all. A test is slow when it, or a fixture it uses (at any depth), starts a
-# browser, an app process, a Redis server or a training run: found from their source, so a new test is marked
-# without anyone remembering to.
-SLOW_SIGNS = ("start_app(", "sync_playwright", "redis_server", "transformer.cli.train", "training.train import main",
-              "torchrun", "start_redis", '"app.py"', "APP_PY", ".launch(", "serve(", "load_test", "Popen(",
-              "train_pair(", "train(name")
+# Markers (issue 42): `pytest -m "not slow"` runs the tests that need no browser, no app server and no
+# training run; the README's command runs them all. A test is slow when it, or a fixture it uses (at any
+# depth), starts a browser, an app process, a Redis server or a training run: found from their source, so a
+# new test is marked without anyone remembering to.
+SLOW_SIGNS = ("start_app(", "sync_playwright", "redis_server", "transformer.cli.train",
+              "training.train import main", "torchrun", "start_redis", '"app.py"', "APP_PY", ".launch(",
+              "serve(", "load_test", "Popen(", "train_pair(", "train(name")
 
 
 def _starts_something(fn, depth: int = 2) -> bool:

@@ -24,7 +24,8 @@ def test_translate_returns_text_pieces_and_device(client):
 
 def test_step_view_redraws_from_state(client):
     french, *_ = client.predict("Where is the station?", api_name="/translate")
-    info, topk, cross, so_far, *_ = client.predict(2, 3, "mean over heads", "Light", False, "Viridis", api_name="/step_view")
+    info, topk, cross, so_far, *_ = client.predict(2, 3, "mean over heads", "Light", False, "Viridis",
+                                                   api_name="/step_view")
     assert "Step 2 of" in info
     fig = json.loads(topk["plot"])
     assert fig["data"][0]["type"] == "bar"
@@ -49,8 +50,10 @@ def test_blank_input_gives_a_message_not_an_error(client):
 
 
 def test_markup_is_shown_as_text(client):
-    french, info, pieces, _ = client.predict("<script>alert('x')</script> <b>Hello</b>", api_name="/translate")
-    assert "<script>" not in pieces and pieces.count("<b>") == 3 and "&lt;" in pieces   # only our labels: source, target, confidence
+    french, info, pieces, _ = client.predict("<script>alert('x')</script> <b>Hello</b>",
+                                             api_name="/translate")
+    # only our labels: source, target, confidence
+    assert "<script>" not in pieces and pieces.count("<b>") == 3 and "&lt;" in pieces
 
 
 def test_users_keep_their_own_results(app_url):

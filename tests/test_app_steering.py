@@ -72,8 +72,8 @@ def test_bad_input_gives_a_message(client, api, args, message):
 
 
 def test_the_step_line_says_your_piece_for_your_french():
-    """A teacher-forced trace's step line names your piece (not "chosen token") and the model's top choice, and
-    a tiny probability keeps its order of magnitude."""
+    """A teacher-forced trace's step line names your piece (not "chosen token") and the model's top choice,
+    and a tiny probability keeps its order of magnitude."""
     from transformer.serving.translator import Translator
     from transformer.viz import views
     tr = Translator()

@@ -45,10 +45,10 @@ def test_three_forms_agree_on_a_padded_batch(tiny_model, tiny_cfg):
 
 
 def test_a_model_without_the_division_everywhere(tiny_cfg, tmp_path):
-    """One d_k, and whether the model divides by it, honoured everywhere (issue 42): the three forms agree with a
-    no-√d_k model's own sub-layer, and Inside one head and the q · k text on its trace show that model's own
-    weights and scores, not the paper's (the bundled weights in a model told not to divide, saved as a checkpoint
-    of its own beside the bundled one)."""
+    """One d_k, and whether the model divides by it, honoured everywhere (issue 42): the three forms agree
+    with a no-√d_k model's own sub-layer, and Inside one head and the q · k text on its trace show that
+    model's own weights and scores, not the paper's (the bundled weights in a model told not to divide, saved
+    as a checkpoint of its own beside the bundled one)."""
     import dataclasses
 
     import numpy as np
@@ -79,8 +79,11 @@ def test_a_model_without_the_division_everywhere(tiny_cfg, tmp_path):
         assert trace.scaled is scales and trace.d_k == d_k
         for kind in ("encoder", "cross"):
             maps = trace.attention(kind)
-            steps = analysis.inside_head(maps.scores[0, 1], trace.d_k, causal=maps.causal, scaled=trace.scaled)
-            np.testing.assert_allclose(steps.weights, maps.probs[0, 1], atol=1e-5)        # the model's own weights
-            np.testing.assert_allclose(steps.raw, maps.scores[0, 1] * (np.sqrt(d_k) if scales else 1), rtol=1e-5)
+            steps = analysis.inside_head(maps.scores[0, 1], trace.d_k, causal=maps.causal,
+                                         scaled=trace.scaled)
+            # the model's own weights
+            np.testing.assert_allclose(steps.weights, maps.probs[0, 1], atol=1e-5)
+            np.testing.assert_allclose(steps.raw, maps.scores[0, 1] * (np.sqrt(d_k) if scales else 1),
+                                       rtol=1e-5)
             _, _, text = views.inside_view(trace, kind, 1, "2", 1, False, views.Look())
             assert ("trained without the division" in text) is (not scales)

@@ -30,7 +30,8 @@ def assert_same_trace(a, b):
         assert ma.queries == mb.queries and ma.keys == mb.keys
         assert ma.probs.shape == mb.probs.shape and ma.scores.shape == mb.scores.shape
         np.testing.assert_allclose(ma.probs, mb.probs, rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(ma.scores, mb.scores, rtol=1e-4, atol=1e-4)   # NaN where never computed, in both
+        # NaN where never computed, in both
+        np.testing.assert_allclose(ma.scores, mb.scores, rtol=1e-4, atol=1e-4)
         np.testing.assert_array_equal(np.isnan(ma.scores), np.isnan(mb.scores))
 
 

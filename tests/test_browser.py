@@ -23,16 +23,19 @@ def test_translate_step_and_explore_in_a_browser(browser, app_url, tmp_path):
     page.hover("#topk-plot .js-plotly-plot")
     assert page.locator("#topk-plot .modebar-btn[data-title*='png' i]").count() == 1
     open_other_views(page)
-    assert page.locator("#grid-plot .js-plotly-plot .heatmaplayer, #grid-plot .js-plotly-plot image").count() > 0
+    assert page.locator("#grid-plot .js-plotly-plot .heatmaplayer, #grid-plot .js-plotly-plot "
+                        "image").count() > 0
     page.screenshot(path=str(tmp_path / "views.png"), full_page=False)
-    assert (tmp_path / "steps.png").stat().st_size > 10_000 and (tmp_path / "views.png").stat().st_size > 10_000
+    assert (tmp_path / "steps.png").stat().st_size > 10_000 and \
+        (tmp_path / "views.png").stat().st_size > 10_000
     # the standalone HTML report
     page.get_by_text("Colours & report").click()
     page.click("#report-btn")
     page.wait_for_selector("#report-file a", timeout=60_000)
     href = page.locator("#report-file a").first.get_attribute("href")
     assert href and "transformer-trace-the-cat-is-sleeping" in href   # named after the sentence
-    report = page.request.get(href if href.startswith("http") else app_url.rstrip("/") + "/" + href.lstrip("/")).text()
+    full = href if href.startswith("http") else app_url.rstrip("/") + "/" + href.lstrip("/")
+    report = page.request.get(full).text()
     assert report.startswith("<!DOCTYPE html>") and "Plotly" in report and "Le chat" in report
     assert not errors, errors
     page.close()
@@ -45,7 +48,8 @@ def test_translate_step_and_explore_in_a_browser(browser, app_url, tmp_path):
     assert offline.locator("nav.toc a[href='#cross']").count() == 1
     assert 0 < offline.locator(".fig[data-drawn]").count() < total / 2
     offline.locator("nav.toc a[href='#positional']").click()
-    offline.wait_for_function(f"() => document.getElementById('fig-{total - 1}').dataset.drawn", timeout=10_000)
+    offline.wait_for_function(f"() => document.getElementById('fig-{total - 1}').dataset.drawn",
+                              timeout=10_000)
     offline.close()
 
 
@@ -121,14 +125,16 @@ def test_a_text_link_opens_its_sentence_and_view(browser, app_url):
     page.wait_for_selector("[role=tab][data-tab-id=explorer][aria-selected=true]")
     page.locator("#explorer-plot .js-plotly-plot").wait_for(timeout=60_000)
     settle(page)          # every redraw the link's controls start has landed: the last must be right
-    title = page.evaluate("() => document.querySelector('#explorer-plot .js-plotly-plot')._fullLayout.title.text")
+    title = page.evaluate("() => document.querySelector('#explorer-plot "
+                          ".js-plotly-plot')._fullLayout.title.text")
     assert "Cross" in title and "layer 2" in title and "head 3" in title, title
     # the button gives the link of what is on screen, and that link opens the same view
     page.click("#link-btn")
     link_box = page.locator("#link-box textarea, #link-box input").first
     link_box.wait_for(timeout=10_000)
     page.wait_for_function("() => (document.querySelector('#link-box textarea, #link-box input') || {}).value"
-                           " && document.querySelector('#link-box textarea, #link-box input').value.startsWith('http')")
+                           " && document.querySelector('#link-box textarea, #link-box "
+                           "input').value.startsWith('http')")
     link = link_box.input_value()
     assert "tab=explorer" in link and "kind=cross" in link and "layer=2" in link and "head=3" in link
     page.goto(link)
@@ -170,11 +176,12 @@ def test_notes_are_under_the_pieces_and_go_with_their_sentence(browser, app_url)
     page.wait_for_selector("#pieces .note:has-text('mostly in capitals')", timeout=60_000)
     n_notes = page.locator("#pieces .note").count()
     box = page.locator("#src-text textarea")
-    for text, note in (("Je suis très content de te voir.", "looks like French"), ("The cat is sleeping on the sofa.", None)):
+    for text, note in (("Je suis très content de te voir.", "looks like French"),
+                       ("The cat is sleeping on the sofa.", None)):
         box.fill(text)
         box.press("Enter")
-        page.wait_for_function("(old) => document.querySelector('#fr-text textarea').value !== old", arg=first,
-                               timeout=60_000)
+        page.wait_for_function("(old) => document.querySelector('#fr-text textarea').value !== old",
+                               arg=first, timeout=60_000)
         first = page.locator("#fr-text textarea").input_value()
         page.wait_for_function("() => !document.querySelector('#pieces').textContent.includes('capitals')",
                                timeout=10_000)
@@ -187,17 +194,20 @@ def test_notes_are_under_the_pieces_and_go_with_their_sentence(browser, app_url)
 
 
 def test_a_quote_is_drawn_as_a_quote_in_every_figure(browser, app_url):
-    """A piece holding '"' reads '"' in the top-10 chart, the step figures' ticks and hovers, and the beam tree
-    (Plotly does not decode &quot;); markup stays text."""
+    """A piece holding '"' reads '"' in the top-10 chart, the step figures' ticks and hovers, and the beam
+    tree (Plotly does not decode &quot;); markup stays text."""
     from harness.browser import WAIT_MS, open_link, open_tab, plots_in
-    svg_text = """(sel) => [...document.querySelectorAll(sel + ' .js-plotly-plot text')].map((t) => t.textContent)"""
+    svg_text = ("""(sel) => [...document.querySelectorAll(sel + ' .js-plotly-plot text')].map((t) => """
+                """t.textContent)""")
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     open_link(page, app_url, text='He said "hello" to me.', step=6)        # "Il m'a dit ▁"": its step
     plots_in(page, "topk-plot").wait_for(timeout=WAIT_MS)
     page.wait_for_selector("#step-info:has-text('Step 6 of')", timeout=WAIT_MS)
-    page.wait_for_function("() => document.querySelectorAll('#cross-step-plot .xtick text').length > 0", timeout=WAIT_MS)
+    page.wait_for_function("() => document.querySelectorAll('#cross-step-plot .xtick text').length > 0",
+                           timeout=WAIT_MS)
     topk, cross = page.evaluate(svg_text, "#topk-plot"), page.evaluate(svg_text, "#cross-step-plot")
-    ticks = page.evaluate("() => [...document.querySelectorAll('#topk-plot .ytick text')].map((t) => t.textContent)")
+    ticks = page.evaluate("() => [...document.querySelectorAll('#topk-plot .ytick text')].map((t) => "
+                          "t.textContent)")
     assert ticks[0] == '▁"' and '3 ▁"' in cross and '6 "' in cross, (ticks, cross)
     bar = page.locator("#topk-plot .bars .point").first.bounding_box()          # the hover too
     page.mouse.move(bar["x"] + bar["width"] / 2, bar["y"] + bar["height"] / 2, steps=4)
@@ -220,13 +230,14 @@ def test_presenter_mode_enlarges_the_whole_page(browser, app_url):
     open_link(page, app_url)
     page.locator("#topk-plot .js-plotly-plot").wait_for(timeout=60_000)
     page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)   # the step view is drawn
-    parts = {"title": "#title-line h1", "tab": "[role=tab]", "button": "#translate-btn", "step button": "#next-step",
-             "French": "#fr-text textarea", "English": "#src-text textarea", "label": "#step-slider [data-testid=block-info]",
-             "pieces": ".piece", "step info": ".stepinfo"}
+    parts = {"title": "#title-line h1", "tab": "[role=tab]", "button": "#translate-btn",
+             "step button": "#next-step", "French": "#fr-text textarea", "English": "#src-text textarea",
+             "label": "#step-slider [data-testid=block-info]", "pieces": ".piece", "step info": ".stepinfo"}
     before = {k: page.evaluate(FONT, s) for k, s in parts.items()}
     fig_before = page.evaluate(FIG_FONT, "topk-plot")
     page.locator("#presenter input").check()
-    page.wait_for_function("(f) => document.querySelector('#topk-plot .js-plotly-plot')._fullLayout.font.size > f",
+    page.wait_for_function("(f) => document.querySelector('#topk-plot "
+                           ".js-plotly-plot')._fullLayout.font.size > f",
                            arg=fig_before, timeout=30_000)       # the figures are redrawn in large type too
     time.sleep(1.0)                                              # the buttons' CSS transition
     after = {k: page.evaluate(FONT, s) for k, s in parts.items()}
@@ -249,7 +260,8 @@ def test_why_this_word_views_in_a_browser(browser, app_url, tmp_path):
     page.on("pageerror", lambda e: errors.append(str(e)))
     translate_and_step(page, app_url)
     shots = []
-    open_why_views(page, lambda name: (page.screenshot(path=str(tmp_path / f"why-{name}.png")), shots.append(name)))
+    open_why_views(page,
+                   lambda name: (page.screenshot(path=str(tmp_path / f"why-{name}.png")), shots.append(name)))
     assert shots == ["kv-cache", "lines", "attribution", "vectors", "code"]
     assert "saved" in page.locator("#kv-cache").inner_text()
     from harness.browser import open_tab
@@ -266,10 +278,10 @@ def test_why_this_word_views_in_a_browser(browser, app_url, tmp_path):
 
 
 def test_play_shows_the_step_the_slider_shows_and_stops_at_the_end(browser, app_url):
-    """Play moves the slider and draws that step in one event (the browser clicks Next at the chosen speed): at
-    every moment the slider, the step line and the figures' titles name the same step; it stops at the last step
-    and gives the button back; Play at the end starts again from step 1. (Its speed is measured by hand, not
-    here: tests never race the clock.)"""
+    """Play moves the slider and draws that step in one event (the browser clicks Next at the chosen speed):
+    at every moment the slider, the step line and the figures' titles name the same step; it stops at the last
+    step and gives the button back; Play at the end starts again from step 1. (Its speed is measured by hand,
+    not here: tests never race the clock.)"""
     from harness.browser import WAIT_MS, open_link
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     open_link(page, app_url, text="We will meet tomorrow morning in front of the museum.")
@@ -284,7 +296,8 @@ def test_play_shows_the_step_the_slider_shows_and_stops_at_the_end(browser, app_
         shown = page.evaluate("""() => [
             document.querySelector('#step-slider input[type=number]').value,
             (document.querySelector('#step-info').innerText.match(/Step (\\d+) of/) || [])[1],
-            (document.querySelector('#topk-plot .js-plotly-plot')._fullLayout.title.text.match(/step (\\d+)/) || [])[1]]""")
+            (document.querySelector('#topk-plot .js-plotly-plot')._fullLayout.title.text
+               .match(/step (\\d+)/) || [])[1]]""")
         assert shown[0] == shown[1] == shown[2], shown        # slider, step line and figure agree
         seen.add(int(shown[0]))
         time.sleep(0.1)
@@ -305,13 +318,15 @@ def test_play_shows_the_step_the_slider_shows_and_stops_at_the_end(browser, app_
 
 def test_a_tab_opened_while_a_translate_waits_shows_the_new_sentence(browser, app_url):
     """Open another tab right after pressing Translate (a long sentence: the answer comes after the tab's own
-    draw): the Translate empties that tab, and the page, seeing another tab on screen than the one the Translate
-    drew, redraws it from the new sentence (ui/demo.py, MOVED_JS): the same figure a link to it draws."""
+    draw): the Translate empties that tab, and the page, seeing another tab on screen than the one the
+    Translate drew, redraws it from the new sentence (ui/demo.py, MOVED_JS): the same figure a link to it
+    draws."""
     from harness.browser import WAIT_MS, open_link, plots_in
     fig = """() => { const p = document.querySelector('#explorer-plot .js-plotly-plot');
-      return p && p.data ? JSON.stringify([p._fullLayout.title.text, p.data.map((d) => [d.x, d.y, d.z])]) : null; }"""
-    long = ("The old fisherman who lived in the small white house near the harbour walked to the market every "
-            "morning to sell the fish he had caught during the long cold night on the quiet sea.")
+      return p && p.data
+        ? JSON.stringify([p._fullLayout.title.text, p.data.map((d) => [d.x, d.y, d.z])]) : null; }"""
+    long = ("The old fisherman who lived in the small white house near the harbour walked to the market "
+            "every morning to sell the fish he had caught during the long cold night on the quiet sea.")
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     first = open_link(page, app_url, text="Where is the station?")
     page.locator("#src-text textarea").fill(long)

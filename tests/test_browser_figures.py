@@ -17,8 +17,10 @@ PLOTLY_JS = Path(go.__file__).parent.parent / "package_data" / "plotly.min.js"
 
 def drawn_scale(page, fig) -> list:
     """The colour scale plotly.js resolved for the figure's first trace (what it really draws)."""
-    return page.evaluate("""async (f) => { const d = document.createElement('div'); document.body.appendChild(d);
-        await Plotly.newPlot(d, f.data, f.layout); return d._fullData[0].colorscale; }""", json.loads(fig.to_json()))
+    return page.evaluate("""async (f) => {
+        const d = document.createElement('div'); document.body.appendChild(d);
+        await Plotly.newPlot(d, f.data, f.layout); return d._fullData[0].colorscale; }""",
+                         json.loads(fig.to_json()))
 
 
 def test_plotlyjs_draws_every_offered_scale_as_named(browser):
@@ -27,18 +29,23 @@ def test_plotlyjs_draws_every_offered_scale_as_named(browser):
     page.add_script_tag(path=str(PLOTLY_JS))
     a = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]
     masked = ~np.tril(np.ones((4, 4), dtype=bool))
-    viridis_low = drawn_scale(page, plots.attention_heatmap(a, list("abcd"), list("abcd"), colorscale="Viridis"))[0][1]
+    viridis_low = drawn_scale(page, plots.attention_heatmap(a, list("abcd"), list("abcd"),
+                                                            colorscale="Viridis"))[0][1]
     for name in figure.COLORSCALES:
         for dark in (False, True):
-            fig = plots.attention_heatmap(a, list("abcd"), list("abcd"), masked=masked, colorscale=name, dark=dark)
+            fig = plots.attention_heatmap(a, list("abcd"), list("abcd"), masked=masked, colorscale=name,
+                                          dark=dark)
             scale = drawn_scale(page, fig)
             expected = figure.colorscale_for(name, dark)
             if isinstance(expected, str):   # a plotly.js name: drawn as that scale, not the default
-                assert expected in ("Viridis", "Cividis") and (scale[0][1] == viridis_low) == (expected == "Viridis")
+                assert expected in ("Viridis", "Cividis") and \
+                    (scale[0][1] == viridis_low) == (expected == "Viridis")
             else:
                 assert [c for _, c in scale] == [c for _, c in expected]
-            bg = page.evaluate("() => getComputedStyle(document.querySelectorAll('.bg')[document.querySelectorAll('.bg').length - 1]).fill")
-            assert bg.replace(" ", "") in ("rgb(158,158,158)", "rgb(201,166,107)")   # the masked grey (or tan for Greys)
+            bg = page.evaluate("() => { const bgs = document.querySelectorAll('.bg');"
+                               " return getComputedStyle(bgs[bgs.length - 1]).fill; }")
+            # the masked grey (or tan for Greys)
+            assert bg.replace(" ", "") in ("rgb(158,158,158)", "rgb(201,166,107)")
     page.close()
 
 
@@ -79,15 +86,17 @@ def font_of(page, elem_id: str) -> str:
 
 
 def wait_for_font(page, elem_id: str, color: str) -> None:
-    page.wait_for_function(f"() => document.querySelector('#{elem_id} .js-plotly-plot')._fullLayout.font.color"
-                           f" === {json.dumps(color)}", timeout=30_000)
+    page.wait_for_function(f"() => document.querySelector('#{elem_id} "
+                           f".js-plotly-plot')._fullLayout.font.color === {json.dumps(color)}",
+                           timeout=30_000)
 
 
 def test_a_browser_that_prefers_dark_opens_in_the_dark_look_and_follows_a_change(browser, app_url):
-    """Gradio darkens the page for a browser that prefers dark: the Look says Dark and the first figures are drawn
-    dark; when the preference changes with the page open, the Look and the figures follow. A link that forces a
-    look (?__theme=light) keeps it whatever the browser prefers."""
-    dark, light = (plots.topk_bar(["a"], [1.0], dark=d).layout.template.layout.font.color for d in (True, False))
+    """Gradio darkens the page for a browser that prefers dark: the Look says Dark and the first figures are
+    drawn dark; when the preference changes with the page open, the Look and the figures follow. A link that
+    forces a look (?__theme=light) keeps it whatever the browser prefers."""
+    dark, light = (plots.topk_bar(["a"], [1.0], dark=d).layout.template.layout.font.color
+                   for d in (True, False))
     assert dark != light
     context = browser.new_context(color_scheme="dark", viewport={"width": 1280, "height": 800})
     page = context.new_page()

@@ -1,6 +1,6 @@
-"""Knock it out (issue 40) in Chromium, as a lecturer uses it in front of a class: the projector at 1920×1080 in
-presenter mode, then a phone. What the page shows is checked against the model's own numbers (the Translator in
-this process, the same checkpoint as the app)."""
+"""Knock it out (issue 40) in Chromium, as a lecturer uses it in front of a class: the projector at 1920×1080
+in presenter mode, then a phone. What the page shows is checked against the model's own numbers (the
+Translator in this process, the same checkpoint as the app)."""
 from __future__ import annotations
 
 import numpy as np
@@ -49,7 +49,8 @@ def test_a_lecturer_knocks_out_heads_ranks_them_and_patches_the_classic_pair(bro
     open_knockout(page)
     # the picker writes the part into the box
     page.locator("#ko-add").click()
-    page.wait_for_function("() => /cross L1 H1/.test(document.querySelector('#ko-parts textarea, #ko-parts input').value)",
+    page.wait_for_function("() => /cross L1 H1/.test(document.querySelector('#ko-parts textarea, #ko-parts "
+                           "input').value)",
                            timeout=WAIT_MS)
     shown = knock_out(page, "cross L1, cross L2, cross L3")
     expected = translator.knock_out(CAT, parse_parts("cross L1, cross L2, cross L3"))
@@ -66,7 +67,8 @@ def test_a_lecturer_knocks_out_heads_ranks_them_and_patches_the_classic_pair(bro
     plots_in(page, "ko-scatter").wait_for(timeout=WAIT_MS)
     best = translator.head_importance(CAT).ranked()[0]
     page.locator("#ko-table").scroll_into_view_if_needed()
-    page.wait_for_function("() => /\\n1\\n/.test(document.querySelector('#ko-table').innerText)", timeout=WAIT_MS)
+    page.wait_for_function("() => /\\n1\\n/.test(document.querySelector('#ko-table').innerText)",
+                           timeout=WAIT_MS)
     table = page.locator("#ko-table").inner_text()                # the cells one a line, row after row
     assert f"\n1\n{KIND_ROWS[best[0]]}\n{best[1]}\n{best[2]}\n{round(best[3], 3):g}\n" in table, table[:300]
     # the projector: every figure's text at 28 px or more, at most two figures side by side
@@ -74,7 +76,8 @@ def test_a_lecturer_knocks_out_heads_ranks_them_and_patches_the_classic_pair(bro
     sizes = {f["id"]: f["px"] for f in page.evaluate(SMALLEST_TEXT)}
     assert {"ko-plot", "ko-rank-plot", "ko-scatter"} <= set(sizes) and min(sizes.values()) >= 28, sizes
 
-    page.click("#ko-classic")                        # the classic pair: A in the sentence box, translated; B below
+    # the classic pair: A in the sentence box, translated; B below
+    page.click("#ko-classic")
     page.wait_for_function("() => /trop large/.test(document.querySelector('#fr-text textarea').value)",
                            timeout=WAIT_MS)
     assert page.locator("#ko-other textarea, #ko-other input").first.input_value() == TIRED
@@ -106,8 +109,9 @@ def test_knock_it_out_on_a_phone(browser, app_url):
     plots_in(page, "ko-patch-plot").wait_for(timeout=WAIT_MS)
     settle(page)
     assert too_wide(page) == []
-    table = page.evaluate("() => { const t = document.querySelector('.knockout-result table').getBoundingClientRect();"
-                          " return [t.right, document.documentElement.clientWidth]; }")
+    table = page.evaluate("() => { const t = document.querySelector('.knockout-result "
+                          "table').getBoundingClientRect(); return [t.right, "
+                          "document.documentElement.clientWidth]; }")
     assert table[0] <= table[1] + 1, table                 # the two translations wrap within the screen
     for fig in ("ko-plot", "ko-rank-plot", "ko-patch-plot", "ko-patch-parts", "ko-patch-heads"):
         labels = page.evaluate(LABELS, fig)
@@ -117,8 +121,8 @@ def test_knock_it_out_on_a_phone(browser, app_url):
 
 
 def test_the_room_sees_the_presenters_knock_out(browser, app_url):
-    """In a live lecture the presenter's knock-out and ranking reach a follower's phone: what is switched off, the
-    new translation, the heads map; "Explore on my own" opens the full app on the same knock-out."""
+    """In a live lecture the presenter's knock-out and ranking reach a follower's phone: what is switched off,
+    the new translation, the heads map; "Explore on my own" opens the full app on the same knock-out."""
     presenter = presenter_page(browser, app_url, text=CAT)
     presenter.locator("#live-start").click()
     presenter.wait_for_selector("#live-panel .live-code", timeout=WAIT_MS)
@@ -131,7 +135,8 @@ def test_the_room_sees_the_presenters_knock_out(browser, app_url):
     context = browser.new_context(**PHONE)
     phone = context.new_page()
     phone.goto(app_url + f"?follow={code}")
-    phone.wait_for_selector("#view-where:has-text('switched off: cross L1, cross L2, cross L3')", timeout=WAIT_MS)
+    phone.wait_for_selector("#view-where:has-text('switched off: cross L1, cross L2, cross L3')",
+                            timeout=WAIT_MS)
     phone.locator("#parts [data-id=ko-rank-plot].js-plotly-plot").wait_for(timeout=WAIT_MS)
     knocked = phone.locator("#parts [data-id=ko-result]").inner_text()
     assert knocked.split("knocked out")[-1].strip()[:20] in shown

@@ -19,8 +19,8 @@ def figure_of(page, elem_id: str) -> str:
 
 def copied_link(page) -> str:
     page.click("#link-btn")
-    page.wait_for_function("() => ((document.querySelector('#link-box textarea, #link-box input') || {}).value || '')"
-                           ".startsWith('http')", timeout=WAIT_MS)
+    page.wait_for_function("() => ((document.querySelector('#link-box textarea, #link-box input') || "
+                           "{}).value || '').startsWith('http')", timeout=WAIT_MS)
     return page.locator("#link-box textarea, #link-box input").first.input_value()
 
 

@@ -1,8 +1,9 @@
-"""A student's phone (390×844, touch) in Chromium: every figure fits its column, Inside one head stacks its four
-panels (all on screen), the Lines view shows every key, Previous/Next stay on screen beside the step figures and
-the controls are 44 px touch targets; a phone turned to landscape redraws the figures for the wider screen. With a
-30-piece sentence, no map's labels overprint one another (a tap on a cell names its pieces whole), nor the head
-summary's cell texts, and every control on every tab is at least 40 px both ways."""
+"""A student's phone (390×844, touch) in Chromium: every figure fits its column, Inside one head stacks its
+four panels (all on screen), the Lines view shows every key, Previous/Next stay on screen beside the step
+figures and the controls are 44 px touch targets; a phone turned to landscape redraws the figures for the
+wider screen. With a 30-piece sentence, no map's labels overprint one another (a tap on a cell names its
+pieces whole), nor the head summary's cell texts, and every control on every tab is at least 40 px both
+ways."""
 from __future__ import annotations
 
 import pytest
@@ -11,11 +12,13 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from harness.browser import TABS, WAIT_MS, open_link, plots_in, settle, show_tab
 from transformer.viz.narrow import NARROW_LABEL_CHARS
 
-PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True,
+         "device_scale_factor": 2}
 SENTENCE = "The little girl gave her brother a red ball in the garden yesterday."   # 16 source pieces or so
 TOUCH_MIN_PX = 43.5
-LONG = ("When the students arrived at the lecture hall this morning, the professor had already written the equations "
-        "of the attention mechanism on the board.")                                   # 29 source pieces
+# 29 source pieces
+LONG = ("When the students arrived at the lecture hall this morning, the professor had already written the "
+        "equations of the attention mechanism on the board.")
 
 
 def too_wide(page) -> list:
@@ -29,7 +32,8 @@ def too_wide(page) -> list:
             if (!svg.checkVisibility()) continue;
             const r = svg.getBoundingClientRect(), box = svg.closest('.block') || svg.parentElement;
             const b = box.getBoundingClientRect();
-            if (r.width > b.width + 1 || r.right > W + 1) out.push([(box.id || box.className).slice(0, 40), r.width, b.width]);
+            if (r.width > b.width + 1 || r.right > W + 1)
+              out.push([(box.id || box.className).slice(0, 40), r.width, b.width]);
         }
         return out; }""")
 
@@ -66,7 +70,8 @@ def test_phone_figures_fit_and_stack(phone):
     page.locator("#cross-steps-plot").scroll_into_view_if_needed()
     for b in ("#prev-step", "#next-step", "#play-step"):
         box = page.locator(b).bounding_box()
-        assert box["y"] + box["height"] <= 844 + 1 and box["y"] >= 844 - 60 and box["height"] >= TOUCH_MIN_PX, b
+        assert box["y"] + box["height"] <= 844 + 1 and box["y"] >= 844 - 60 and \
+            box["height"] >= TOUCH_MIN_PX, b
     page.click("#next-step")
     page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
 
@@ -80,7 +85,8 @@ def test_phone_figures_fit_and_stack(phone):
     assert too_wide(page) == []
     W = page.evaluate("() => document.documentElement.clientWidth")
     panels = page.evaluate("""() => [1, 2, 3, 4].map(c => {
-        const e = document.querySelector(`#inside-plot .nsewdrag[data-subplot=${c === 1 ? 'xy' : `x${c}y${c}`}]`);
+        const sub = c === 1 ? 'xy' : `x${c}y${c}`;
+        const e = document.querySelector(`#inside-plot .nsewdrag[data-subplot=${sub}]`);
         const r = e.getBoundingClientRect(); return [r.left, r.right]; })""")
     assert len(panels) == 4 and all(0 <= l and r <= W for l, r in panels), panels   # every panel on screen
     # the query row the lower plot follows is outlined in every panel
@@ -112,16 +118,19 @@ def test_turning_the_phone_redraws_for_the_wider_screen(phone):
         return f && f.layout && f.layout.xaxis2.domain[0] > 0.3; }""", timeout=WAIT_MS)   # two by two again
 
 
-# --- a long sentence on a phone: labels that never overprint, whole pieces on a tap, 40 px targets ----------------
+# --- a long sentence on a phone: labels that never overprint, whole pieces on a tap, 40 px targets ----------
 
 TAP_MIN_PX = 40
-# (tab, figure, what a tap on it should name): the maps of every view that draws one (the all-heads grid's small
-# multiples have no labels, only the L/H names around them), and How it learned's, drawn for a training sentence
+# (tab, figure, what a tap on it should name): the maps of every view that draws one (the all-heads grid's
+# small multiples have no labels, only the L/H names around them), and How it learned's, drawn for a training
+# sentence
 MAPS = [("steps", "cross-step-plot", "source"), ("steps", "cross-steps-plot", "source"),
-        ("explorer", "explorer-plot", "key"), ("explorer", "grid-plot", None), ("summary", "summary-plot", "entropy"),
-        ("inside", "inside-plot", "key"), ("learned", "replay-plot", "key"), ("compare", "toy-maps", "reading")]
+        ("explorer", "explorer-plot", "key"), ("explorer", "grid-plot", None),
+        ("summary", "summary-plot", "entropy"), ("inside", "inside-plot", "key"),
+        ("learned", "replay-plot", "key"), ("compare", "toy-maps", "reading")]
 
-# Every label of a figure (ticks, axis titles, the title, the colour bar's, the cell texts) with its box on screen.
+# Every label of a figure (ticks, axis titles, the title, the colour bar's, the cell texts) with its box on
+# screen.
 LABELS = """(id) => {
     const gd = document.querySelector(`#${id} .js-plotly-plot`);
     const kind = (t) => t.closest('.xtick') ? 'x' : t.closest('.ytick') ? 'y' : t.closest('.colorbar') ? 'bar'
@@ -157,8 +166,9 @@ def drawn_for_phone(page, fig: str) -> None:
 
 
 def tap_a_cell(page, fig: str) -> str:
-    """Tap the first row's cell under the longest piece (the one its label shortens most) in the figure's first
-    panel (in a bar chart, the middle of the tallest bar), and give back the hover label the tap shows."""
+    """Tap the first row's cell under the longest piece (the one its label shortens most) in the figure's
+    first panel (in a bar chart, the middle of the tallest bar), and give back the hover label the tap
+    shows."""
     point = """(id) => {
         const gd = document.querySelector(`#${id} .js-plotly-plot`), fl = gd._fullLayout, tr = gd.data[0];
         const xa = fl.xaxis, ya = fl.yaxis, xs = tr.x || [], bar = tr.type === 'bar';
@@ -193,9 +203,10 @@ def long_phone(browser, app_url):
 
 
 def test_no_map_labels_overprint_on_a_phone_and_a_tap_names_the_pieces(long_phone):
-    """Every map of a 29-piece sentence at 390 px: no tick label, axis title or colour-bar number overprints another
-    (labels are shortened, thinned to every k-th and turned upright), enough of them are left to read the axes, and
-    a tap on a cell shows the hover label with both pieces whole (its axis label is cut with "…")."""
+    """Every map of a 29-piece sentence at 390 px: no tick label, axis title or colour-bar number overprints
+    another (labels are shortened, thinned to every k-th and turned upright), enough of them are left to read
+    the axes, and a tap on a cell shows the hover label with both pieces whole (its axis label is cut with
+    "…")."""
     page, shown = long_phone, None
     src = page.evaluate("() => [...document.querySelector('.pieces').querySelectorAll('.piece.src')]"
                         ".map(e => e.textContent.replace(/\\d+$/, ''))")
@@ -220,8 +231,8 @@ def test_no_map_labels_overprint_on_a_phone_and_a_tap_names_the_pieces(long_phon
 
 
 def test_the_head_summary_cells_never_overprint_on_a_phone(long_phone):
-    """Head summary at 390 px: a column a layer, a row a head; every cell's text (rank, label, share) inside its
-    cell, none over another; the whole label and the strongest pattern in the hover a tap shows."""
+    """Head summary at 390 px: a column a layer, a row a head; every cell's text (rank, label, share) inside
+    its cell, none over another; the whole label and the strongest pattern in the hover a tap shows."""
     page = long_phone
     tap_tab(page, "summary")
     drawn_for_phone(page, "summary-plot")
@@ -235,8 +246,9 @@ def test_the_head_summary_cells_never_overprint_on_a_phone(long_phone):
     assert "layer 1, head 1" in hover and "strongest pattern" in hover and "most distinctive" in hover, hover
 
 
-TAP_TARGETS = ("button, [role=button], input[type=number], input[type=range], label[data-testid$=-radio-label], "
-               "label:has(>input[type=checkbox]), input[role=combobox], details>summary")
+TAP_TARGETS = ("button, [role=button], input[type=number], input[type=range], "
+               "label[data-testid$=-radio-label], label:has(>input[type=checkbox]), input[role=combobox], "
+               "details>summary")
 
 
 def small_targets(page) -> list:
@@ -244,14 +256,15 @@ def small_targets(page) -> list:
     return page.evaluate("""([sel, m]) => [...document.querySelectorAll(sel)]
         .filter(e => e.checkVisibility() && !e.closest('.offscreen'))
         .map(e => { const r = e.getBoundingClientRect();
-                    return [(e.id || e.getAttribute('aria-label') || e.textContent).trim().slice(0, 40), r.width, r.height]; })
+                    const name = e.id || e.getAttribute('aria-label') || e.textContent;
+                    return [name.trim().slice(0, 40), r.width, r.height]; })
         .filter(([, w, h]) => w > 0 && (w < m || h < m))""", [TAP_TARGETS, TAP_MIN_PX])
 
 
 def test_every_control_on_every_tab_is_a_40px_target_on_a_phone(long_phone):
-    """Buttons (a slider's reset too, a multiselect chip's ×), number boxes, sliders, radio and checkbox labels,
-    dropdown fields and collapsible summaries: at least 40 px wide and tall, on every tab, with the header's panels
-    and each tab's accordions open (not the one that times three computations when opened)."""
+    """Buttons (a slider's reset too, a multiselect chip's ×), number boxes, sliders, radio and checkbox
+    labels, dropdown fields and collapsible summaries: at least 40 px wide and tall, on every tab, with the
+    header's panels and each tab's accordions open (not the one that times three computations when opened)."""
     page = long_phone
     for header in page.locator("#extras .label-wrap").all():
         header.click()

@@ -1,14 +1,16 @@
-"""Presenter mode on a 1920×1080 projector, after a 3-sentence paragraph: every tab's main figure starts in the
-top 600 px; the colours-and-report panel opens over the page (the tabs do not move) and closes at a click
+"""Presenter mode on a 1920×1080 projector, after a 3-sentence paragraph: every tab's main figure starts in
+the top 600 px; the colours-and-report panel opens over the page (the tabs do not move) and closes at a click
 elsewhere, like a menu."""
 from __future__ import annotations
 
 from harness.browser import WAIT_MS, open_link, plots_in, settle
 
-PARAGRAPH = "The cat is sleeping on the sofa. My brother bought a new car yesterday. We will go to the beach tomorrow."
-MAIN_FIGURE = {"Step by step": "#topk-plot", "Attention explorer": "#explorer-plot", "Head summary": "#summary-plot",
-               "Positional encoding": "#pe-heatmap", "Inside one head": "#inside-plot",
-               "Why this word": "#lines-html", "Your French & beams": "#forced-plot", "How it learned": "#replay-plot"}
+PARAGRAPH = ("The cat is sleeping on the sofa. My brother bought a new car yesterday. We will go to the "
+             "beach tomorrow.")
+MAIN_FIGURE = {"Step by step": "#topk-plot", "Attention explorer": "#explorer-plot",
+               "Head summary": "#summary-plot", "Positional encoding": "#pe-heatmap",
+               "Inside one head": "#inside-plot", "Why this word": "#lines-html",
+               "Your French & beams": "#forced-plot", "How it learned": "#replay-plot"}
 FOLD_PX = 600
 
 
@@ -22,7 +24,8 @@ def test_presenter_mode_keeps_every_main_figure_in_the_top_of_the_screen(browser
     plots_in(page, "cross-step-plot").wait_for(timeout=WAIT_MS)
     page.locator("#presenter input").check()
     settle(page)
-    assert page.locator("#sentence-picker").is_visible()              # the paragraph's picker is on screen too
+    # the paragraph's picker is on screen too
+    assert page.locator("#sentence-picker").is_visible()
     tops = {}
     for name, sel in MAIN_FIGURE.items():
         page.get_by_role("tab", name=name).first.click()
@@ -49,9 +52,9 @@ def test_presenter_mode_keeps_every_main_figure_in_the_top_of_the_screen(browser
 
 
 def test_presenter_mode_shows_a_classics_line_and_the_notes_whole(browser, app_url):
-    """The line on a classic and the notes are prose and wrap in presenter mode (the longest classic's line, at
-    1920 px; the piece rows wrap too: tests/test_browser_projector.py), what the data holds of it is left to the
-    lecturer, and the step figure still starts in the top of the screen."""
+    """The line on a classic and the notes are prose and wrap in presenter mode (the longest classic's line,
+    at 1920 px; the piece rows wrap too: tests/test_browser_projector.py), what the data holds of it is left
+    to the lecturer, and the step figure still starts in the top of the screen."""
     from transformer.examples import CLASSICS
     longest = max(CLASSICS, key=lambda c: len(c.source) + len(c.look))
     assert longest.in_data
@@ -66,7 +69,8 @@ def test_presenter_mode_shows_a_classics_line_and_the_notes_whole(browser, app_u
         [e.className, e.scrollWidth - e.clientWidth, e.getBoundingClientRect().height])""")
     assert shown and shown[0][0] == "classic", shown
     assert all(over <= 1 for _, over, _ in shown), shown              # nothing cut off at the right
-    assert shown[0][2] > 30, shown                                    # the classic's line wraps onto a second line
+    # the classic's line wraps onto a second line
+    assert shown[0][2] > 30, shown
     assert page.locator(".pieces .classic").inner_text().rstrip().endswith("Open that view.")
     assert not page.locator(".pieces .classic .in-data").is_visible()
     assert page.locator("#topk-plot").bounding_box()["y"] < FOLD_PX

@@ -1,7 +1,8 @@
-"""Presenter mode on a 1920×1080 projector, as Chromium draws it, with a long sentence: the sentence and its French
-whole, the piece rows wrapped (nothing cut at the right), every figure's text at 28 px or more in every tab (hover
-labels aside), each tab's first figure in the top 600 px, at most two panels side by side, and one figure full
-screen at a button's press (Escape brings it back). tests/test_presenter_figures.py checks the figures' JSON."""
+"""Presenter mode on a 1920×1080 projector, as Chromium draws it, with a long sentence: the sentence and its
+French whole, the piece rows wrapped (nothing cut at the right), every figure's text at 28 px or more in every
+tab (hover labels aside), each tab's first figure in the top 600 px, at most two panels side by side, and one
+figure full screen at a button's press (Escape brings it back). tests/test_presenter_figures.py checks the
+figures' JSON."""
 from __future__ import annotations
 
 from harness.browser import WAIT_MS, attribution_done, open_link, plots_in, settle
@@ -10,9 +11,10 @@ LONG = ("When the students arrived at the lecture hall this morning, the profess
         "equations of the attention mechanism on the board.")
 LEAST_PX, FOLD_PX = 28, 600
 
-# Every figure's text in the tab on screen (and its sub-tab): the size drawn, in screen pixels, of the smallest.
-# A text's size is its computed font size times the scale its SVG is drawn at (a figure wider than its box, a
-# drawing scaled to its box, a bar's value shrunk by Plotly); hover labels and Plotly's toolbar are left out.
+# Every figure's text in the tab on screen (and its sub-tab): the size drawn, in screen pixels, of the
+# smallest. A text's size is its computed font size times the scale its SVG is drawn at (a figure wider than
+# its box, a drawing scaled to its box, a bar's value shrunk by Plotly); hover labels and Plotly's toolbar are
+# left out.
 SMALLEST_TEXT = """() => {
   const out = [];
   const panels = [...document.querySelectorAll('[role=tabpanel]')].filter(p => p.offsetParent);
@@ -29,7 +31,7 @@ SMALLEST_TEXT = """() => {
       if (px < least) { least = px; which = t.textContent.slice(0, 30); }
     }
     const host = fig.closest('[id]');
-    const whole = fig.closest('.lines-view') || fig;                      // the lines view: its title is its own
+    const whole = fig.closest('.lines-view') || fig;       // the lines view: its title is its own
     out.push({id: host ? host.id : '?', px: Math.round(least * 10) / 10, text: which,
               top: Math.round(whole.getBoundingClientRect().top + window.scrollY)});
   }
@@ -52,7 +54,8 @@ def test_presenter_mode_shows_the_sentence_its_french_and_their_pieces_whole(bro
     for box in ("#src-text textarea", "#fr-text textarea"):
         fits = page.locator(box).evaluate("""(t) => { const lh = parseFloat(getComputedStyle(t).lineHeight);
             return [t.scrollHeight, t.clientHeight, t.clientHeight / lh]; }""")
-        assert fits[0] <= fits[1] + 4, (box, fits)                       # nothing to scroll to: all of it shown
+        # nothing to scroll to: all of it shown
+        assert fits[0] <= fits[1] + 4, (box, fits)
         assert fits[2] >= 2, (box, fits)                                  # wrapped onto lines of its own
     assert page.locator("#fr-text textarea").input_value().endswith("tableau.")
     rows = page.evaluate("""() => [...document.querySelectorAll('#pieces .pieces > div')].map(d => {
@@ -61,16 +64,18 @@ def test_presenter_mode_shows_the_sentence_its_french_and_their_pieces_whole(bro
                   Math.round(c.getBoundingClientRect().top))).size,
                 outside: chips.filter(c => c.getBoundingClientRect().right > box.right + 1).length}; })""")
     pieces = [r for r in rows if r["lines"]]
-    assert len(pieces) >= 2, rows                                          # the source's and the French pieces
-    assert all(r["over"] <= 1 and r["outside"] == 0 for r in rows), rows   # no sideways scroll, no chip cut off
+    # the source's and the French pieces
+    assert len(pieces) >= 2, rows
+    # no sideways scroll, no chip cut off
+    assert all(r["over"] <= 1 and r["outside"] == 0 for r in rows), rows
     assert any(r["lines"] >= 2 for r in pieces), rows                      # the long sentence's pieces wrap
     assert page.locator("#topk-plot").bounding_box()["y"] < FOLD_PX
     page.close()
 
 
 def test_presenter_mode_writes_every_figures_text_at_28_px_in_every_tab(browser, app_url):
-    """At 1920×1080 with a long sentence: every figure of every tab (the Why tab's four views, Inside one layer,
-    your French scored and a beam search run, the design choices' shipped runs) measured as drawn."""
+    """At 1920×1080 with a long sentence: every figure of every tab (the Why tab's four views, Inside one
+    layer, your French scored and a beam search run, the design choices' shipped runs) measured as drawn."""
     page = presenter_page(browser, app_url)
     seen, tops = {}, {}
 
@@ -79,10 +84,11 @@ def test_presenter_mode_writes_every_figures_text_at_28_px_in_every_tab(browser,
         for fig in page.evaluate(SMALLEST_TEXT):
             seen[f"{view}: {fig['id']}"] = (fig["px"], fig["text"])
 
-    for tab in ("Step by step", "Attention explorer", "Head summary", "Positional encoding", "Inside one head",
-                "Why this word", "How it learned", "Compare", "Your French & beams"):
+    for tab in ("Step by step", "Attention explorer", "Head summary", "Positional encoding",
+                "Inside one head", "Why this word", "How it learned", "Compare", "Your French & beams"):
         page.get_by_role("tab", name=tab).first.click()
-        page.locator("[role=tabpanel]:visible .js-plotly-plot, [role=tabpanel]:visible .lines-view svg").first.wait_for(
+        page.locator("[role=tabpanel]:visible .js-plotly-plot, [role=tabpanel]:visible .lines-view "
+                     "svg").first.wait_for(
             state="visible", timeout=WAIT_MS)
         settle(page)
         page.evaluate("() => window.scrollTo(0, 0)")
@@ -115,10 +121,10 @@ def test_presenter_mode_writes_every_figures_text_at_28_px_in_every_tab(browser,
         measure(tab)
     small = {view: size for view, size in seen.items() if size[0] < LEAST_PX}
     assert not small, small
-    for must in ("Step by step: cross-steps-plot", "Attention explorer: grid-plot", "Head summary: summary-plot",
-                 "Inside one head: layer-plot", "Lines: ", "Attribution: contrast-plot", "Layer by layer: lens-plot",
-                 "Vectors: input-plot", "How it learned: replay-loss", "Compare: toy-loss",
-                 "Your French & beams: beam-plot"):
+    for must in ("Step by step: cross-steps-plot", "Attention explorer: grid-plot",
+                 "Head summary: summary-plot", "Inside one head: layer-plot", "Lines: ",
+                 "Attribution: contrast-plot", "Layer by layer: lens-plot", "Vectors: input-plot",
+                 "How it learned: replay-loss", "Compare: toy-loss", "Your French & beams: beam-plot"):
         assert any(view.startswith(must) for view in seen), (must, sorted(seen))
     assert all(top < FOLD_PX for top in tops.values()), " ".join(f"{k}={v}" for k, v in tops.items())
     page.close()
@@ -131,7 +137,8 @@ PANELS = """(id) => [...document.querySelectorAll('#' + id + ' .draglayer .nsewd
 
 
 def side_by_side(panels) -> int:
-    return max(sum(1 for _, t, _, h in panels if t < top + height and top < t + h) for _, top, _, height in panels)
+    return max(sum(1 for _, t, _, h in panels if t < top + height and top < t + h)
+               for _, top, _, height in panels)
 
 
 def test_inside_one_head_puts_at_most_two_panels_side_by_side(browser, app_url):
@@ -145,13 +152,15 @@ def test_inside_one_head_puts_at_most_two_panels_side_by_side(browser, app_url):
         panels = page.evaluate(PANELS, plot)
         assert len(panels) == count, (plot, panels)
         assert side_by_side(panels) <= 2, (plot, panels)
-        assert min(w for _, _, w, _ in panels) > 600, (plot, panels)     # each panel half the screen, not 190 px
+        # each panel half the screen, not 190 px
+        assert min(w for _, _, w, _ in panels) > 600, (plot, panels)
     page.close()
 
 
 def test_a_figure_goes_full_screen_and_comes_back(browser, app_url):
-    """The button in a figure's corner shows it alone on the whole screen, redrawn to fill it; the ← → keys still
-    step the decoding (the figure stays full screen); Escape, or the button again, puts it back as it was."""
+    """The button in a figure's corner shows it alone on the whole screen, redrawn to fill it; the ← → keys
+    still step the decoding (the figure stays full screen); Escape, or the button again, puts it back as it
+    was."""
     page = presenter_page(browser, app_url)
     figure = "#cross-steps-plot"
     box = lambda: page.locator(f"{figure} .js-plotly-plot").bounding_box()       # noqa: E731
@@ -171,7 +180,8 @@ def test_a_figure_goes_full_screen_and_comes_back(browser, app_url):
             "document.querySelector(s).classList.contains('fig-full-on')", figure)
         assert button.get_attribute("aria-pressed") == "true"
         if leave == "Escape":
-            page.keyboard.press("ArrowRight")                                # the decoding steps on, full screen
+            # the decoding steps on, full screen
+            page.keyboard.press("ArrowRight")
             page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
             settle(page)
             assert drawn()["height"] >= 0.9 * 1080
@@ -180,8 +190,10 @@ def test_a_figure_goes_full_screen_and_comes_back(browser, app_url):
             button.click()
         settle(page)
         after, drawn_after = box(), drawn()
-        assert abs(after["width"] - before["width"]) <= 2 and abs(drawn_after["height"] - drawn_before["height"]) <= 2, \
+        assert abs(after["width"] - before["width"]) <= 2 and \
+            abs(drawn_after["height"] - drawn_before["height"]) <= 2, \
             (before, after, drawn_before, drawn_after)
         assert button.get_attribute("aria-pressed") == "false"
-        assert not page.evaluate("() => !!document.fullscreenElement || !!document.querySelector('.fig-full-on')")
+        assert not page.evaluate("() => !!document.fullscreenElement || "
+                                 "!!document.querySelector('.fig-full-on')")
     page.close()

@@ -1,8 +1,9 @@
-"""A lecture through a Redis outage and an app restart, in Chromium: a presenter (1920x1080, presenter mode) and
-two followers (a laptop, a phone). While Redis hangs, the followers keep the last view and say the connection is
-interrupted, and the presenter's page says publishing is paused; when it answers, both go on by themselves. The
-app process is then killed and started again: the followers wait for the presenter, the presenter's reloaded page
-offers to resume the room, and once resumed the followers follow again. Screenshots go to $ROOM_SHOTS if set."""
+"""A lecture through a Redis outage and an app restart, in Chromium: a presenter (1920x1080, presenter mode)
+and two followers (a laptop, a phone). While Redis hangs, the followers keep the last view and say the
+connection is interrupted, and the presenter's page says publishing is paused; when it answers, both go on by
+themselves. The app process is then killed and started again: the followers wait for the presenter, the
+presenter's reloaded page offers to resume the room, and once resumed the followers follow again. Screenshots
+go to $ROOM_SHOTS if set."""
 from __future__ import annotations
 
 import os
@@ -44,12 +45,14 @@ def test_a_lecture_through_a_redis_outage_and_an_app_restart(browser, bundled_ch
         os.kill(redis_proc.pid, signal.SIGSTOP)                          # Redis hangs
         for f in followers:
             f.wait_for_selector("#follow-bar.lost:has-text('interrupted')", timeout=20_000)
-            assert f.locator("#view-en").inner_text() == "The cat is sleeping on the sofa."   # the last view stays
+            # the last view stays
+            assert f.locator("#view-en").inner_text() == "The cat is sleeping on the sofa."
         presenter.click("#next-step")
         presenter.wait_for_selector("#live-status:has-text('Publishing is paused')", timeout=20_000)
         shot(presenter, "presenter-redis-hung"), shot(followers[0], "laptop-redis-hung")
         shot(followers[1], "phone-redis-hung")
-        os.kill(redis_proc.pid, signal.SIGCONT)                          # back: everyone goes on by themselves
+        # back: everyone goes on by themselves
+        os.kill(redis_proc.pid, signal.SIGCONT)
         for f in followers:
             f.wait_for_selector("#follow-bar:not(.lost):has-text('Following the presenter')", timeout=20_000)
             f.wait_for_selector("#view-where:has-text('Step 2 of')", timeout=20_000)

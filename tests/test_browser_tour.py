@@ -1,5 +1,6 @@
 """The guided tour in Chromium: every stop opens its tab, outlines its part of the page on screen beside the
-card, and the tour can be walked back and closed; on a phone the card leaves the part it talks about visible."""
+card, and the tour can be walked back and closed; on a phone the card leaves the part it talks about
+visible."""
 from __future__ import annotations
 
 import json
@@ -24,7 +25,8 @@ def test_every_stop_names_a_tab_and_a_part_of_the_page():
 
 def visible_in_viewport(page, selector: str) -> bool:
     return page.evaluate("""(sel) => { const el = document.querySelector(sel); if (!el) return false;
-        const r = el.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight && r.height > 0; }""", selector)
+        const r = el.getBoundingClientRect();
+        return r.bottom > 0 && r.top < innerHeight && r.height > 0; }""", selector)
 
 
 @pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, {"width": 390, "height": 844}])
@@ -40,7 +42,8 @@ def test_the_tour_walks_through_the_page(browser, app_url, viewport):
         assert card.locator(".tour-title").inner_text() == stop.title
         assert card.locator(".tour-count").inner_text() == f"{i + 1} / {len(TOUR)}"
         page.wait_for_function("(sel) => { const el = document.querySelector(sel); "
-                               "return el && el.classList.contains('tour-target'); }", arg=stop.target, timeout=WAIT_MS)
+                               "return el && el.classList.contains('tour-target'); }", arg=stop.target,
+                               timeout=WAIT_MS)
         assert page.locator(".tour-target").count() == 1
         if stop.tab:
             assert page.get_by_role("tab", name=stop.tab).first.get_attribute("aria-selected") == "true"

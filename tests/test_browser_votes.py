@@ -1,14 +1,16 @@
-"""The room answers, in Chromium: a presenter at 1920×1080 in presenter mode and three followers (two laptops, one of
-them dark, and a phone that joins while the first question is open) go through ask → answer → reveal for each kind
-of question. Every follower sees the question, is told at once that its answer was received, sees the room's count
-on the projector, and after the reveal its own answer beside the model's; the view waits behind the question."""
+"""The room answers, in Chromium: a presenter at 1920×1080 in presenter mode and three followers (two laptops,
+one of them dark, and a phone that joins while the first question is open) go through ask → answer → reveal
+for each kind of question. Every follower sees the question, is told at once that its answer was received,
+sees the room's count on the projector, and after the reveal its own answer beside the model's; the view waits
+behind the question."""
 from __future__ import annotations
 
 import pytest
 
 from harness.browser import WAIT_MS, open_link, plots_in
 
-PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True,
+         "device_scale_factor": 2}
 SENTENCE = "The cat is sleeping on the sofa."
 
 
@@ -33,7 +35,8 @@ def answer(page, nth: int) -> str:
 
 
 def counted(presenter, n: int, followers: int) -> None:
-    presenter.wait_for_selector(f"#vote-status .vote-status[data-answers='{n}'][data-followers='{followers}']",
+    presenter.wait_for_selector(f"#vote-status "
+                                f".vote-status[data-answers='{n}'][data-followers='{followers}']",
                                 timeout=WAIT_MS)
 
 
@@ -129,7 +132,8 @@ def test_a_room_answers_every_kind_of_question_and_sees_the_model_beside_itself(
 
     # 4. a question of the presenter's own
     pick(presenter, "vote-kind", "of my own")
-    presenter.locator("#vote-prompt textarea, #vote-prompt input").first.fill("Why divide the scores by √d_k?")
+    presenter.locator("#vote-prompt textarea, #vote-prompt input").first.fill(
+        "Why divide the scores by √d_k?")
     presenter.fill("#vote-options textarea", "To keep the softmax from saturating\nTo save memory")
     presenter.locator("#vote-ask").click()
     for page in (laptop, dark, phone):
@@ -139,7 +143,8 @@ def test_a_room_answers_every_kind_of_question_and_sees_the_model_beside_itself(
     presenter.locator("#vote-reveal").click()
     question_on(dark, 4, "revealed")
     assert "2 said the same as the model" in dark.locator("#vote .vote-room").inner_text()
-    assert "the model chose «To keep the softmax from saturating»" in phone.locator("#vote .vote-yours").inner_text()
+    assert "the model chose «To keep the softmax from saturating»" in \
+        phone.locator("#vote .vote-yours").inner_text()
 
     # Done: the question leaves every page; the download holds the four
     presenter.locator("#vote-done").click()

@@ -19,14 +19,16 @@ def test_contrast_lens_layer_and_forms_in_a_browser(browser, app_url):
     assert "rather than" in title and "Step 1" in title
     open_tab(page, "Layer by layer")
     plots_in(page, "lens-plot").wait_for(timeout=WAIT_MS)
-    assert page.locator("#lens-html tr").count() >= 3 and "top piece" in page.locator("#lens-html").inner_text()
+    assert page.locator("#lens-html tr").count() >= 3 and \
+        "top piece" in page.locator("#lens-html").inner_text()
     show_tab(page, "inside")
     page.get_by_text("Inside one layer: residual stream").click()
     plots_in(page, "layer-plot").wait_for(timeout=WAIT_MS)
     assert "units fire" in page.locator("#layer-plot .gtitle").first.text_content()
     page.get_by_text("Three ways to compute attention").click()
     page.wait_for_selector("#forms-result:has-text('largest difference')", timeout=WAIT_MS)
-    assert page.locator("#forms-result td").count() >= 12 and "e-0" in page.locator("#forms-result").inner_text()
+    assert page.locator("#forms-result td").count() >= 12 and \
+        "e-0" in page.locator("#forms-result").inner_text()
     # an empty Translate keeps what is on screen
     french = page.locator("#fr-text textarea").input_value()
     page.locator("#src-text textarea").fill("")

@@ -14,8 +14,10 @@ from transformer.model.transformer import Transformer
 
 
 def test_tokenizer_round_trip_and_special_ids(tokenizer, pairs):
-    assert (tokenizer.pad_id, tokenizer.unk_id, tokenizer.bos_id, tokenizer.eos_id) == (PAD_ID, UNK_ID, BOS_ID, EOS_ID)
-    assert tokenizer.pieces([0, 1, 2, 3]) == [PAD_PIECE, UNK_PIECE, BOS_PIECE, EOS_PIECE] == ["<pad>", "<unk>", "<s>", "</s>"]
+    assert (tokenizer.pad_id, tokenizer.unk_id, tokenizer.bos_id, tokenizer.eos_id) == \
+        (PAD_ID, UNK_ID, BOS_ID, EOS_ID)
+    assert tokenizer.pieces([0, 1, 2, 3]) == [PAD_PIECE, UNK_PIECE, BOS_PIECE, EOS_PIECE] == \
+        ["<pad>", "<unk>", "<s>", "</s>"]
     for en, fr in pairs[:20]:
         for text in (en, fr):
             ids = tokenizer.encode(text)
@@ -27,8 +29,8 @@ def test_tokenizer_round_trip_and_special_ids(tokenizer, pairs):
 
 
 def make_checkpoint(tmp_path, tokenizer, dtype=None):
-    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=1,
-                      d_ff=64, max_len=64)
+    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=1,
+                      n_decoder_layers=1, d_ff=64, max_len=64)
     torch.manual_seed(0)
     model = Transformer(cfg).eval()
     return model, save_checkpoint(model, tokenizer.path, tmp_path / "ck", dtype=dtype)
@@ -123,7 +125,8 @@ def test_interpolation_of_two_checkpoints(tmp_path, tokenizer):
         out = tmp_path / f"mix{w}"
         assert interpolate.main([str(a), str(b), "--weight", str(w), "--out", str(out)]) == 0
         got = load_checkpoint(out)[0].state_dict()
-        want = {0.0: sd["a"], 1.0: sd["b"]}.get(w) or average_weights([a / "model.safetensors", b / "model.safetensors"])
+        want = {0.0: sd["a"], 1.0: sd["b"]}.get(w) or average_weights(
+            [a / "model.safetensors", b / "model.safetensors"])
         for k in got:
             torch.testing.assert_close(got[k], want[k].float(), rtol=1e-6, atol=1e-7)
         assert (out / "log.csv").read_text() == (b / "log.csv").read_text()       # B's files come along

@@ -32,7 +32,8 @@ def test_an_epoch_follows_the_weights():
         epochs.append(set(np.flatnonzero(counts[n:])))
     assert epochs[0] != epochs[1]                   # another quarter each epoch
     assert sorted(np.concatenate(data.batches(10_000, seed=0, shuffle=False))) == list(range(2 * n))
-    assert data.num_tokens() == pytest.approx(sum(w * (2 * len(s) + 2) for s, w in zip(src, weights)))   # (x </s>) + (y </s>)
+    # (x </s>) + (y </s>)
+    assert data.num_tokens() == pytest.approx(sum(w * (2 * len(s) + 2) for s, w in zip(src, weights)))
 
 
 def test_piece_counts_follow_the_weights(tmp_path):
@@ -41,7 +42,8 @@ def test_piece_counts_follow_the_weights(tmp_path):
     data = ParallelData([[5, 6], [7]], [[8], [9, 9]], 50, [3.0, 1.0])
     write_piece_counts(data, 12, tmp_path / "counts.json")
     counts = json.loads((tmp_path / "counts.json").read_text())
-    assert counts["pairs"] == 4 and counts["source"][5] == 3 and counts["source"][7] == 1 and counts["source"][3] == 4
+    assert counts["pairs"] == 4 and counts["source"][5] == 3 and counts["source"][7] == 1 and \
+        counts["source"][3] == 4
     assert counts["target"][8] == 3 and counts["target"][9] == 2
 
 
@@ -58,7 +60,8 @@ def test_new_vocabulary_starts_from_the_old_rows(tokenizer, pairs, tmp_path):
     old_emb = torch.randn(tokenizer.vocab_size, 8)
     moved = transfer_embedding(old_emb, tokenizer, new)
     assert moved.embedding.shape == (new.vocab_size, 8)
-    assert torch.equal(moved.embedding[1:4], old_emb[1:4]) and not moved.embedding[0].any()   # specials; pad = 0
+    # specials; pad = 0
+    assert torch.equal(moved.embedding[1:4], old_emb[1:4]) and not moved.embedding[0].any()
     for i in range(4, new.vocab_size):
         piece = new.sp.id_to_piece(i)
         ids = old_pieces_for(piece, tokenizer)

@@ -1,5 +1,5 @@
-"""Cleaning training corpora (transformer/training/clean.py, python -m transformer.cli.clean): evaluation lines
-kept out on both sides, exactly and nearly, and pairs whose sides disagree dropped, each for its reason.
+"""Cleaning training corpora (transformer/training/clean.py, python -m transformer.cli.clean): evaluation
+lines kept out on both sides, exactly and nearly, and pairs whose sides disagree dropped, each for its reason.
 Every sentence here is written for the test; no corpus line is copied."""
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ def test_numbers_that_differ_are_told_apart(en, fr):
 @pytest.mark.parametrize("en, fr", [
     ("where is my umbrella", "Mon parapluie est là."),                      # English side, near-exact
     ("Take it.", "OÙ EST MON PARAPLUIE ?!"),                                   # French side, near-exact
-    ("Yesterday the red kite circles above the old mill every single morning, they said.", "Hier."),  # 8-word window
+    # 8-word window
+    ("Yesterday the red kite circles above the old mill every single morning, they said.", "Hier."),
 ])
 def test_a_pair_near_an_evaluation_line_goes_on_either_side(index, en, fr):
     assert reason(en, fr, index, None) == "eval"
@@ -81,7 +82,8 @@ def test_each_reason(en, fr, why):
 def test_language_swapped_sides_go_but_short_technical_strings_stay(lang):
     assert reason("Je ne sais pas où il est parti ce matin.", "Je ne sais pas où il est allé ce matin.",
                   None, lang) == "language"
-    assert reason("Use git commit --amend --no-edit", "Utilisez git commit --amend --no-edit", None, lang) is None
+    assert reason("Use git commit --amend --no-edit", "Utilisez git commit --amend "
+                                                      "--no-edit", None, lang) is None
     assert reason("The cat sleeps on the warm sofa.", "Le chat dort sur le canapé chaud.", None, lang) is None
 
 
@@ -106,8 +108,9 @@ def test_cli_writes_cleaned_copies_a_cap_and_a_report(tmp_path):
     mono.write_text("Il pleut depuis ce matin sur la ville.\nOui.\nLe train part à huit heures précises.\n",
                     encoding="utf-8")
     out = tmp_path / "pack"
-    r = subprocess.run([sys.executable, "-m", "transformer.cli.clean", "--out", str(out), "--train", f"{corpus}%20",
-                        "--mono", str(mono)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.clean", "--out", str(out), "--train",
+                        f"{corpus}%20", "--mono", str(mono)], capture_output=True, text=True, cwd=ROOT,
+                       timeout=300)
     assert r.returncode == 0, r.stderr
     report = json.loads((out / "report.json").read_text())
     row = report["corpora"][str(corpus)]

@@ -1,6 +1,6 @@
-"""Decoding in processes of their own (transformer/serving/decode_process.py): the same traces as decoding here, each
-request its own result, a dead process replaced, the app serving without them, and no process left behind when
-the app's process dies."""
+"""Decoding in processes of their own (transformer/serving/decode_process.py): the same traces as decoding
+here, each request its own result, a dead process replaced, the app serving without them, and no process left
+behind when the app's process dies."""
 from __future__ import annotations
 
 import os
@@ -43,19 +43,22 @@ def apart(bundled_checkpoint):
 
 
 def test_a_decoding_process_gives_the_traces_decoded_here(apart):
-    """The same batch decoded there (pickled back) and here (``trace_items`` on the app's own model): equal."""
+    """The same batch decoded there (pickled back) and here (``trace_items`` on the app's own model):
+    equal."""
     items = [(apart.source(t), ()) for t in SENTENCES]
     there, here = apart.decoders.trace_batch(items), trace_items(apart.model, apart.tokenizer, items)
     for a, b in zip(here, there):
         assert b.source == a.source and b.translation == a.translation and b.tgt_ids == a.tgt_ids
         assert [s.topk_ids for s in b.steps] == [s.topk_ids for s in a.steps]
-        np.testing.assert_allclose([s.topk_probs for s in b.steps], [s.topk_probs for s in a.steps], rtol=1e-4)
+        np.testing.assert_allclose([s.topk_probs for s in b.steps], [s.topk_probs for s in a.steps],
+                                   rtol=1e-4)
         for kind in KINDS:
             ma, mb = a.attention(kind), b.attention(kind)
             assert (mb.queries, mb.keys) == (ma.queries, ma.keys)
             np.testing.assert_allclose(mb.probs, ma.probs, rtol=1e-4, atol=1e-6)
             np.testing.assert_allclose(mb.scores, ma.scores, rtol=1e-4, atol=1e-5)
-            assert not mb.probs.flags.writeable and not mb.scores.flags.writeable   # shared traces stay read-only
+            # shared traces stay read-only
+            assert not mb.probs.flags.writeable and not mb.scores.flags.writeable
 
 
 def test_concurrent_requests_each_get_their_own_trace(here, apart):
@@ -67,7 +70,8 @@ def test_concurrent_requests_each_get_their_own_trace(here, apart):
 
 def test_a_bad_item_fails_only_its_own_request(apart):
     good = apart.source("I like tea.")
-    bad = Source("x", (apart.cfg.vocab_size + 5, apart.cfg.eos_id), ("x", "</s>"))   # no such piece: the model fails
+    # no such piece: the model fails
+    bad = Source("x", (apart.cfg.vocab_size + 5, apart.cfg.eos_id), ("x", "</s>"))
     out = apart.decoders.trace_batch([(good, ()), (bad, ()), (good, ())])
     assert isinstance(out[1], Exception)
     assert out[0].translation == out[2].translation == apart.trace("I like tea.").translation

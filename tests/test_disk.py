@@ -66,7 +66,8 @@ def test_reports_and_gradio_copies_are_deleted_by_the_running_app(tmp_path, bund
         assert got and name in str(got)
         made = files(reports) + files(cache)
         assert any(p.name == name for p in files(cache))                          # Gradio's copy exists
-        assert len([p for p in files(reports)]) <= 2                              # ours: pruned at each report
+        # ours: pruned at each report
+        assert len([p for p in files(reports)]) <= 2
         deadline = time.time() + 20
         while time.time() < deadline and any(p.name.endswith(".html") for p in files(cache)):
             time.sleep(0.5)

@@ -18,7 +18,8 @@ from transformer.doubt import changed_numbers, confidence, fragmented_words, fre
     ("The exam is on May 12.", "L'examen a lieu le 12 mai.", [], []),
     ("Marie bought 12 apples.", "Marie a acheté trois pommes.", ["12"], []),
     ("12 345 6789 2024", "12578 679 2024 2024.", ["12", "345", "6789"], ["12578", "2024", "679"]),
-    ("Gate 10 is 100 meters away.", "La porte 10 est à 100 mètres.", [], []),     # a space is no separator in English
+    # a space is no separator in English
+    ("Gate 10 is 100 meters away.", "La porte 10 est à 100 mètres.", [], []),
     ("It left at 9:05.", "Il est parti à 9 h 5.", [], []),                          # 05 is 5
 ])
 def test_changed_numbers(source, translation, missing, extra):
@@ -46,13 +47,15 @@ def test_fragmented_words_count_letter_pieces_only():
 def test_french_score_follows_which_side_the_pieces_came_from():
     source_counts = [0, 0, 0, 0, 1000, 10, 500]
     target_counts = [0, 0, 0, 0, 10, 1000, 500]
-    assert french_score([4, 6], source_counts, target_counts) < 0 < french_score([5, 6], source_counts, target_counts)
+    assert french_score([4, 6], source_counts, target_counts) < 0 < \
+        french_score([5, 6], source_counts, target_counts)
 
 
 def test_confidence_marks_the_least_likely_pieces():
     conf = confidence(["▁Le", "▁chat", "</s>"], [0.9, 0.1, 0.2])
     assert math.isclose(conf.mean_logprob, (math.log(0.9) + math.log(0.1) + math.log(0.2)) / 3)
-    assert [p for _, p, _ in conf.unsure] == ["▁chat", "</s>"]       # below UNSURE_PIECE_P, least likely first
+    # below UNSURE_PIECE_P, least likely first
+    assert [p for _, p, _ in conf.unsure] == ["▁chat", "</s>"]
     assert conf.low == (conf.mean_logprob < doubt.UNSURE_MEAN_LOGPROB)
 
 
@@ -67,7 +70,8 @@ def notes_of(translator, text: str) -> list[str]:
 
 
 def test_everyday_sentences_get_no_warning(translator):
-    for s in ("The cat is sleeping on the sofa.", "Where is the nearest train station?", "I have two brothers."):
+    for s in ("The cat is sleeping on the sofa.", "Where is the nearest train station?",
+              "I have two brothers."):
         assert notes_of(translator, s) == [], s
 
 

@@ -1,6 +1,4 @@
 """The shared draw cache: one drawing per (view, trace object, controls), never another trace's figure."""
-import gc
-
 from ui.draw_cache import DrawCache, plain_key
 
 
@@ -37,7 +35,8 @@ def test_a_dead_trace_never_answers_for_a_new_one_at_the_same_address():
         t = Trace(str(i))
         addresses.add(id(t))
         assert cache.get("v", t, (), lambda t=t: (t.text,)) == (str(i),)
-        del t               # freed here (no cycle): a full gc.collect() each time took 14 s in a loaded process
+        # freed here (no cycle): a full gc.collect() each time took 14 s in a loaded process
+        del t
     assert len(addresses) < 50                       # an address came back: the test had something to catch
 
 
@@ -55,7 +54,8 @@ def test_freeze_runs_once_and_the_cache_stays_bounded():
     cache, frozen = DrawCache(4), []
     t = Trace("a")
     for layer in range(10):
-        cache.get("v", t, (layer,), lambda: ("fig",), lambda out: frozen.append(1) or tuple(o.upper() for o in out))
+        cache.get("v", t, (layer,), lambda: ("fig",),
+                  lambda out: frozen.append(1) or tuple(o.upper() for o in out))
     assert len(cache) == 4 and len(frozen) == 10
     assert cache.get("v", t, (9,), lambda: ("not drawn",)) == ("FIG",)
 
@@ -70,7 +70,8 @@ def test_users_missing_the_same_view_at_once_share_one_drawing():
         time.sleep(0.2)
         return ("figure",)
     results = []
-    threads = [threading.Thread(target=lambda: results.append(cache.get("v", t, (1,), slow_draw))) for _ in range(8)]
+    threads = [threading.Thread(target=lambda: results.append(cache.get("v", t, (1,), slow_draw)))
+               for _ in range(8)]
     for th in threads:
         th.start()
     for th in threads:
@@ -101,8 +102,8 @@ def test_a_failed_drawing_lets_the_waiting_users_draw_their_own():
 
 
 def test_a_rooms_attribution_is_drawn_once_for_every_page():
-    """ui.page.drawn_once (the attribution's maps): pages given the same cached attribution object and look get
-    the same figures, drawn once; another layer or another attribution object draws again."""
+    """ui.page.drawn_once (the attribution's maps): pages given the same cached attribution object and look
+    get the same figures, drawn once; another layer or another attribution object draws again."""
     import plotly.graph_objects as go
 
     from ui.page import drawn_once

@@ -1,6 +1,6 @@
-"""ui/events.py: a Translate fits only the tab on screen; a tab off screen gets its fits (slider ranges, pickers)
-when it is opened, from the same trace, as if they had come with the Translate. Run through Gradio's own
-event processing (process_api) on the page the app builds, with one session's state."""
+"""ui/events.py: a Translate fits only the tab on screen; a tab off screen gets its fits (slider ranges,
+pickers) when it is opened, from the same trace, as if they had come with the Translate. Run through Gradio's
+own event processing (process_api) on the page the app builds, with one session's state."""
 from __future__ import annotations
 
 import asyncio
@@ -32,7 +32,8 @@ def raw_inputs(block_fn, state, **by_label):
 def opening(demo, tab_id):
     """The select event of the tab `tab_id` (its draw)."""
     tab = next(b for b in demo.blocks.values() if isinstance(b, gr.Tab) and b.id == tab_id)
-    return next(f for f in demo.fns.values() if f.name == "draw_if_stale" and any(t[0] == tab._id for t in f.targets))
+    return next(f for f in demo.fns.values()
+                if f.name == "draw_if_stale" and any(t[0] == tab._id for t in f.targets))
 
 
 def is_update(v):
@@ -83,9 +84,11 @@ def test_a_fit_of_the_greedy_translation_reads_it_behind_a_branch(tiny_translato
     original_id = next(c._id for c in select.inputs if c is not select.inputs[0] and c.stateful
                        and state.state_data.get(c._id) is greedy)
     branch = tiny_translator.trace("Where is the bus?")
-    state[trace_id] = branch                     # what a branch leaves: another trace, the greedy one behind it
+    # what a branch leaves: another trace, the greedy one behind it
+    state[trace_id] = branch
     got = send(demo, select, state, raw_inputs(select, state))
-    rival = next(c for c in select.outputs if getattr(c, "label", None) == "Rival: one of the step's candidates")
+    rival = next(c for c in select.outputs
+                 if getattr(c, "label", None) == "Rival: one of the step's candidates")
     offered = [v for _, v in got[select.outputs.index(rival)]["choices"]]
     assert offered == list(greedy.steps[0].topk_pieces[1:])
     assert state.state_data[original_id] is greedy
@@ -93,7 +96,8 @@ def test_a_fit_of_the_greedy_translation_reads_it_behind_a_branch(tiny_translato
 
 def test_the_notes_of_a_translation_are_under_its_pieces_and_never_toasts(tiny_translator, monkeypatch):
     """Issue 43: every doubt note is shown once, in the pieces' HTML that the next Translate replaces; a toast
-    covered the French, stacked and outlived its sentence. An empty box, the user's own action, keeps its toast."""
+    covered the French, stacked and outlived its sentence. An empty box, the user's own action, keeps its
+    toast."""
     import html
 
     from ui.events import translate_callback
@@ -111,8 +115,9 @@ def test_the_notes_of_a_translation_are_under_its_pieces_and_never_toasts(tiny_t
 
 
 def test_back_to_the_original_keeps_the_step(tiny_translator, tmp_path):
-    """Both Back buttons (the banner's and the what-if accordion's) return to the original at the step on screen,
-    the original's last when it is shorter, so that the next What if starts where you were (not at step 1)."""
+    """Both Back buttons (the banner's and the what-if accordion's) return to the original at the step on
+    screen, the original's last when it is shorter, so that the next What if starts where you were (not at
+    step 1)."""
     from ui.demo import build_demo
     demo = build_demo(tiny_translator, tmp_path)
     backs = [f for f in demo.fns.values() if f.name == "go_back"]
@@ -125,7 +130,8 @@ def test_back_to_the_original_keeps_the_step(tiny_translator, tmp_path):
         state[back.inputs[0]._id] = original
         step = back.outputs[3]
         for shown, kept in ((3, 3), (n + 5, n), (1, 1)):
-            state[step._id] = gr.Slider(1, n + 6, value=1, step=1, render=False)   # a branch longer than the original
+            # a branch longer than the original
+            state[step._id] = gr.Slider(1, n + 6, value=1, step=1, render=False)
             out = send(demo, back, state, [None, shown])
             assert out[3]["value"] == kept and out[3]["maximum"] == max(n, 2), (shown, out[3])
             assert out[2] == original.translation and step is back.inputs[1]

@@ -1,4 +1,5 @@
-"""The Examples: the classics of the attention literature, where they come from, and that none is trained on."""
+"""The Examples: the classics of the attention literature, where they come from, and that none is trained
+on."""
 from __future__ import annotations
 
 import json
@@ -56,7 +57,8 @@ def test_no_classic_is_in_a_models_training_data(config_file):
     root = Path(__file__).resolve().parent.parent
     for spec in config["train"]:
         name, _ = parse_spec(spec)
-        if name in config.get("generated", {}):      # made in the run from the corpora (how: recorded beside it)
+        # made in the run from the corpora (how: recorded beside it)
+        if name in config.get("generated", {}):
             continue
         name = config.get("cleaned_from", {}).get(name, name)   # a cleaned copy: read the corpus it came from
         path = name if Path(name).exists() or Path(name + ".en.gz").exists() else str(root / name)

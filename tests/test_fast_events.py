@@ -28,7 +28,8 @@ def same_effect(plain, fast, block) -> bool:
     if not (isinstance(plain, dict) and plain.get("__type__") == "update") or "value" not in plain:
         return False
     had = json.loads(json.dumps(block.get_config(), default=str))
-    return fast == plain["value"] and all(had.get(k) == v for k, v in plain.items() if k not in ("__type__", "value"))
+    return fast == plain["value"] and all(had.get(k) == v for k, v in plain.items()
+                                          if k not in ("__type__", "value"))
 
 
 def fn_named(demo: gr.Blocks, name: str):
@@ -49,8 +50,9 @@ def test_every_kind_of_value_the_page_uses_is_sent_the_same_way():
     fig = go.Figure(go.Heatmap(z=[[1, 2], [3, 4]]))
 
     def fn(text, n, head, kind, flag, picked, trace):
-        return (text.upper(), gr.update(maximum=n + 3, value=n), gr.update(choices=["a", "b", head], value=head),
-                fig, PlotData(type="plotly", plot=fig.to_json()), None, f"<b>{kind}</b>", f"**{flag}**",
+        return (text.upper(), gr.update(maximum=n + 3, value=n),
+                gr.update(choices=["a", "b", head], value=head), fig,
+                PlotData(type="plotly", plot=fig.to_json()), None, f"<b>{kind}</b>", f"**{flag}**",
                 [[1, "x"], [2, "y"]], gr.Tabs(selected="two"), {"trace": trace, "picked": picked}, gr.skip())
 
     def make_inputs():
@@ -61,8 +63,8 @@ def test_every_kind_of_value_the_page_uses_is_sent_the_same_way():
     def make_outputs():
         with gr.Tabs() as tabs:
             with gr.Tab("one", id="one"):
-                outs = [gr.Textbox(), gr.Slider(1, 9), gr.Dropdown(["1", "2", "3"]), gr.Plot(), gr.Plot(), gr.Plot(),
-                        gr.HTML(), gr.Markdown(), gr.Dataframe(headers=["n", "s"])]
+                outs = [gr.Textbox(), gr.Slider(1, 9), gr.Dropdown(["1", "2", "3"]), gr.Plot(), gr.Plot(),
+                        gr.Plot(), gr.HTML(), gr.Markdown(), gr.Dataframe(headers=["n", "s"])]
             with gr.Tab("two", id="two"):
                 pass
         return [*outs, tabs, gr.State(), gr.Textbox()]
@@ -89,21 +91,24 @@ def test_an_update_that_changes_nothing_is_sent_as_its_value():
         box = gr.Slider(1, 5, step=1)
         picker = gr.Dropdown(["a", "b"], visible=False)
         btn = gr.Button()
-        for name, fn in (("same", lambda: (gr.update(minimum=1, maximum=5, value=3), gr.update(visible=False,
-                                                                                                 value=None))),
-                         ("wider", lambda: (gr.update(minimum=1, maximum=9, value=3), gr.update(choices=["a", "b"],
-                                                                                                  value="b"))),
-                         ("shown", lambda: (gr.update(value=3), gr.update(visible=True, value="a")))):
+        updates = {"same": (gr.update(minimum=1, maximum=5, value=3), gr.update(visible=False, value=None)),
+                   "wider": (gr.update(minimum=1, maximum=9, value=3),
+                             gr.update(choices=["a", "b"], value="b")),
+                   "shown": (gr.update(value=3), gr.update(visible=True, value="a"))}
+        for name, out in updates.items():
+            fn = lambda out=out: out   # noqa: E731
             btn.click(**one_hop(fn, [], [box, picker]), api_name=name)
     assert run_event(demo, fn_named(demo, "same"), [], SessionState(demo)) == [3, None]
     wider = run_event(demo, fn_named(demo, "wider"), [], SessionState(demo))
-    assert wider[0]["maximum"] == 9 and wider[1] == "b"        # the picker's choices are the same: its value only
+    # the picker's choices are the same: its value only
+    assert wider[0]["maximum"] == 9 and wider[1] == "b"
     shown = run_event(demo, fn_named(demo, "shown"), [], SessionState(demo))
     assert shown[0] == 3 and shown[1]["visible"] is True and shown[1]["value"] == "a"
 
 
 def test_a_picker_is_checked_against_the_choices_an_update_gave_it():
-    """After an update sets new choices in this session, a value among them passes, as with Gradio's own path."""
+    """After an update sets new choices in this session, a value among them passes, as with Gradio's own
+    path."""
     with gr.Blocks() as demo:
         picker, out = gr.Dropdown(["a"], value="a"), gr.Textbox()
         btn = gr.Button()
@@ -131,8 +136,8 @@ def test_a_function_that_takes_the_request_gets_it():
 
 
 def test_the_translate_event_sends_what_gradio_would(tiny_translator, tmp_path):
-    """The page's own Translate (50 inputs, 51 outputs), fast against plain, for the tab on screen being each tab:
-    the same French, fits, figures and emptied tabs."""
+    """The page's own Translate (50 inputs, 51 outputs), fast against plain, for the tab on screen being each
+    tab: the same French, fits, figures and emptied tabs."""
     from ui.demo import build_demo
     from ui.tabs import TABS
 

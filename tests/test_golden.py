@@ -53,6 +53,8 @@ def test_traced_translations_match_batched(translator):
 
 
 def test_cli_prints_the_translation_last(bundled_checkpoint):
-    r = subprocess.run([sys.executable, "-m", "transformer.cli.translate", "The cat is sleeping on the sofa."],
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.translate",
+                        "The cat is sleeping on the sofa."],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip().splitlines()[-1] == GOLDEN["The cat is sleeping on the sofa."]
+    assert r.returncode == 0 and r.stdout.strip().splitlines()[-1] == GOLDEN[
+        "The cat is sleeping on the sofa."]

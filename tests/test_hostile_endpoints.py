@@ -1,10 +1,11 @@
 """Every endpoint of the running app gets the same hostile values a careful tester sent (issue 38): for each
 parameter of /translate, /what_if, /step_view, /explorer, /attribution, /contrast, /forced_decoding and
-/beam_search in turn (the others valid): nothing, empty, 1 MB, control characters, a lone surrogate, right-to-left
-text, emoji, a 5,000-letter word, a list, an object, negative, zero, a fraction, a boolean, a huge number, and
-HTML. Each answer is a result or one clear message (never Python's words, never Gradio's hidden exception), and
-after each the app still translates. The room routes get hostile codes and answer 404 (or 429), never 500.
-Sent as raw JSON (a lone surrogate cannot go through gradio_client), in one session, as a browser would."""
+/beam_search in turn (the others valid): nothing, empty, 1 MB, control characters, a lone surrogate,
+right-to-left text, emoji, a 5,000-letter word, a list, an object, negative, zero, a fraction, a boolean, a
+huge number, and HTML. Each answer is a result or one clear message (never Python's words, never Gradio's
+hidden exception), and after each the app still translates. The room routes get hostile codes and answer 404
+(or 429), never 500. Sent as raw JSON (a lone surrogate cannot go through gradio_client), in one session, as a
+browser would."""
 from __future__ import annotations
 
 import json
@@ -22,8 +23,9 @@ VALID = {"translate": ["The cat sleeps."], "what_if": ["The cat sleeps.", 1, "�
          "attribution": ["The cat sleeps.", "gradient_x_input"],
          "contrast": ["The cat sleeps.", 1, "▁La", "gradient_x_input"],
          "forced_decoding": ["The cat sleeps.", "Le chat dort."], "beam_search": ["The cat sleeps.", 2]}
-PYTHON_WORDS = ("invalid literal", "NoneType", "Traceback", "object is not", "unsupported operand", "has no attribute",
-                "model failed", "could not be drawn", "raised an exception", "codec can't")
+PYTHON_WORDS = ("invalid literal", "NoneType", "Traceback", "object is not", "unsupported operand",
+                "has no attribute", "model failed", "could not be drawn", "raised an exception",
+                "codec can't")
 
 
 def call(http: httpx.Client, url: str, name: str, data: list, session: str) -> tuple[str, object]:
@@ -57,7 +59,8 @@ def test_every_endpoint_answers_hostile_values_clearly_and_the_app_still_serves(
                             failures.append(f"/{name} #{i} {ascii(bad)[:30]}: {event} {said}")
                         health = call(http, url, "translate", VALID["translate"], session)
                         if health[0] != "complete" or not health[1][1]:
-                            failures.append(f"after /{name} #{i} {ascii(bad)[:30]} the app no longer translates")
+                            failures.append(f"after /{name} #{i} {ascii(bad)[:30]} the app no longer "
+                                            f"translates")
             for code in ("../../etc/passwd", "%00", "A" * 5000, "<b>x</b>", "ÉÉÉÉÉÉ", "🐱🐱", "null"):
                 for tail in ("", "/view", "/events", "/qr.svg"):
                     r = http.get(f"{url}live/rooms/{code}{tail}")

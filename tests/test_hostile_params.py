@@ -10,7 +10,8 @@ import pytest
 from transformer import params
 
 SENTENCE = "The cat sleeps."
-PYTHON_WORDS = ("invalid literal", "NoneType", "Traceback", "object is not", "unsupported operand", "the model failed")
+PYTHON_WORDS = ("invalid literal", "NoneType", "Traceback", "object is not", "unsupported operand",
+                "the model failed")
 
 
 def test_whole_numbers_and_text_are_checked_not_coerced():
@@ -41,7 +42,8 @@ def test_the_api_refuses_each_bad_value_with_a_clear_message(tiny_translator):
     from ui.tabs.steering import beam_api
     from ui.tabs.steps import what_if_api
     from ui.tabs.why import contrast_api
-    what_if, beam, contrast = what_if_api(tiny_translator), beam_api(tiny_translator), contrast_api(tiny_translator)
+    what_if, beam, contrast = (what_if_api(tiny_translator), beam_api(tiny_translator),
+                               contrast_api(tiny_translator))
     answers = []
     for bad in BAD_NUMBERS:
         answers.append(("what_if step", bad, what_if(SENTENCE, bad, "▁le")))
@@ -66,7 +68,8 @@ def test_the_api_refuses_each_bad_value_with_a_clear_message(tiny_translator):
 
 def test_the_causal_endpoints_refuse_each_bad_value_with_a_clear_message(tiny_translator):
     """/knockout, /head_importance and /patching (issue 40): the same bad values; text that is text may be
-    translated (an English sentence can hold "<img src=x>"), anything refused is refused in one clear message."""
+    translated (an English sentence can hold "<img src=x>"), anything refused is refused in one clear
+    message."""
     from ui.tabs.knockout import importance_api, knockout_api, patching_api
     knockout, importance, patch = (knockout_api(tiny_translator), importance_api(tiny_translator),
                                    patching_api(tiny_translator))

@@ -1,11 +1,12 @@
 """Dependencies point down: the model never imports serving, training never imports serving, the pictures
 need neither torch nor gradio nor SentencePiece, and only ui/ and app.py import gradio.
 
-Layers, from the bottom: the torch-free core (config, pieces, trace, doubt, examples, ...) -> model/ (the paper
-and decoding) -> probes/ (what the app measures inside the model) and io/ -> training/ and serving/ (translator,
-batcher, trace cache, decoding processes) -> cli/ -> ui/ -> app.py. viz/ sits on the core only. The page reaches
-the model only through serving's Translator: ui/ imports model/ and probes/ only to show their code. bench/, tools/ and tests/ may import anything of the product, the product none of them; what the three
-share lives in harness/ (which imports none of them), and none of the three imports another.
+Layers, from the bottom: the torch-free core (config, pieces, trace, doubt, examples, ...) -> model/ (the
+paper and decoding) -> probes/ (what the app measures inside the model) and io/ -> training/ and serving/
+(translator, batcher, trace cache, decoding processes) -> cli/ -> ui/ -> app.py. viz/ sits on the core only.
+The page reaches the model only through serving's Translator: ui/ imports model/ and probes/ only to show
+their code. bench/, tools/ and tests/ may import anything of the product, the product none of them; what the
+three share lives in harness/ (which imports none of them), and none of the three imports another.
 """
 from __future__ import annotations
 
@@ -25,26 +26,27 @@ FORBIDDEN = {
     "transformer": OUTSIDE,
     "transformer.model": ("transformer.io", "transformer.training", "transformer.cli", "transformer.viz",
                           *PROBES, *SERVING),
-    "transformer.probes": ("transformer.io", "transformer.training", "transformer.cli", "transformer.viz", *SERVING),
+    "transformer.probes": ("transformer.io", "transformer.training", "transformer.cli", "transformer.viz",
+                           *SERVING),
     "transformer.io": ("transformer.training", "transformer.cli", "transformer.viz", *PROBES, *SERVING),
     "transformer.training": ("transformer.cli", "transformer.viz", *SERVING),
     "transformer.serving": ("transformer.cli", "transformer.training", "transformer.viz"),
-    "transformer.viz": ("torch", "sentencepiece", "transformer.model", "transformer.io", "transformer.training",
-                        "transformer.cli", *PROBES, *SERVING),
+    "transformer.viz": ("torch", "sentencepiece", "transformer.model", "transformer.io",
+                        "transformer.training", "transformer.cli", *PROBES, *SERVING),
     "ui": ("bench", "tools", "tests", "harness", "app"),
     "harness": ("bench", "tools", "tests"),   # what the three share: it imports none of them
     "tests": ("bench", "tools"),
     "bench": ("tools", "tests"),
     "tools": ("bench", "tests"),
 }
-TORCH_FREE = ["transformer.config", "transformer.params", "transformer.pieces", "transformer.trace", "transformer.doubt",
-              "transformer.examples", "transformer.steering", "transformer.why", "transformer.causal", "transformer.votes", "transformer.replay",
-              "transformer.positional", "transformer.viz.views", "transformer.viz.report", "transformer.viz.why",
+TORCH_FREE = ["transformer.config", "transformer.params", "transformer.pieces", "transformer.trace",
+              "transformer.doubt", "transformer.examples", "transformer.steering", "transformer.why",
+              "transformer.causal", "transformer.votes", "transformer.replay", "transformer.positional",
+              "transformer.viz.views", "transformer.viz.report", "transformer.viz.why",
               "transformer.viz.steering", "transformer.viz.learning", "transformer.viz.links",
               "transformer.viz.analysis", "transformer.viz.figure", "transformer.viz.plots",
-              "transformer.viz.positional_plots", "transformer.viz.style", "transformer.viz.layer", "transformer.viz.votes",
-              "transformer.viz.toy",
-              "ui.settings"]
+              "transformer.viz.positional_plots", "transformer.viz.style", "transformer.viz.layer",
+              "transformer.viz.votes", "transformer.viz.toy", "ui.settings"]
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -77,7 +79,8 @@ def product_files() -> list[Path]:
 
 def checked_files() -> list[Path]:
     """The product, and the tests, benchmarks and tools around it."""
-    return product_files() + sorted(p for d in ("tests", "bench", "tools", "harness") for p in ROOT.glob(f"{d}/**/*.py"))
+    return product_files() + sorted(p for d in ("tests", "bench", "tools", "harness")
+                                    for p in ROOT.glob(f"{d}/**/*.py"))
 
 
 def matches(module: str, prefix: str) -> bool:
@@ -124,19 +127,25 @@ def test_the_core_and_the_pictures_load_without_torch_gradio_or_sentencepiece():
 
 
 def test_the_page_reaches_the_model_only_through_the_translator():
-    """ui/ may import model/ and probes/ only to show their code in a code panel (`code_panel(fn, ...)`): every use of
-    a name it imports from them is inside such a call (or reads a constant of theirs, like the forms whose code the
-    Inside tab shows), and no ui file reads a translator's `.model`."""
+    """ui/ may import model/ and probes/ only to show their code in a code panel (`code_panel(fn, ...)`):
+    every use of a name it imports from them is inside such a call (or reads a constant of theirs, like the
+    forms whose code the Inside tab shows), and no ui file reads a translator's `.model`."""
     for path in sorted(ROOT.glob("ui/**/*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        names = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+        names = {a.asname or a.name for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module
                  and node.module.startswith(("transformer.model", "transformer.probes")) for a in node.names}
         shown = {id(n) for call in ast.walk(tree) if isinstance(call, ast.Call)
-                 and getattr(call.func, "id", None) == "code_panel" for arg in call.args for n in ast.walk(arg)}
-        shown |= {id(node.value) for node in ast.walk(tree)          # a module's constant (FORMS: the code shown)
-                  if isinstance(node, ast.Attribute) and node.attr.isupper() and isinstance(node.value, ast.Name)}
+                 and getattr(call.func, "id", None) == "code_panel" for arg in call.args
+                 for n in ast.walk(arg)}
+        # a module's constant (FORMS: the code shown)
+        shown |= {id(node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Attribute) and node.attr.isupper()
+                  and isinstance(node.value, ast.Name)}
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
-                assert id(node) in shown, f"{path.relative_to(ROOT)}:{node.lineno} uses {node.id} outside a code panel"
-            if isinstance(node, ast.Attribute) and node.attr == "model" and "translator" in ast.unparse(node.value):
+                assert id(node) in shown, \
+                    f"{path.relative_to(ROOT)}:{node.lineno} uses {node.id} outside a code panel"
+            if isinstance(node, ast.Attribute) and node.attr == "model" and \
+                    "translator" in ast.unparse(node.value):
                 assert False, f"{path.relative_to(ROOT)}:{node.lineno} reaches into {ast.unparse(node)}"

@@ -1,6 +1,6 @@
-"""Knock-out and patching (issue 40) against the model's own algebra and against an independent computation: the
-same change made by editing the weights of a copy of the model (weight surgery), run through Transformer's own
-forward pass."""
+"""Knock-out and patching (issue 40) against the model's own algebra and against an independent computation:
+the same change made by editing the weights of a copy of the model (weight surgery), run through Transformer's
+own forward pass."""
 from __future__ import annotations
 
 import copy
@@ -71,11 +71,13 @@ def test_knocking_out_nothing_changes_nothing(tiny_model):
 
 
 @pytest.mark.parametrize("method", ["zero", "mean"])
-@pytest.mark.parametrize("kind,sub", [("cross", "cross"), ("encoder", "encoder-self"), ("decoder", "decoder-self")])
+@pytest.mark.parametrize("kind,sub",
+                         [("cross", "cross"), ("encoder", "encoder-self"), ("decoder", "decoder-self")])
 def test_every_head_of_a_sublayer_is_the_sublayer(tiny_model, method, kind, sub):
     src, tgt = ids_of(tiny_model)
     H = tiny_model.cfg.n_heads
-    heads = edited_logits(tiny_model, src, tgt, KnockOut(heads=tuple((kind, 2, h) for h in range(1, H + 1)), method=method))
+    heads = edited_logits(tiny_model, src, tgt,
+                          KnockOut(heads=tuple((kind, 2, h) for h in range(1, H + 1)), method=method))
     whole = edited_logits(tiny_model, src, tgt, KnockOut(sublayers=((sub, 2),), method=method))
     torch.testing.assert_close(heads, whole, atol=1e-5, rtol=1e-5)
     assert (heads - plain_logits(tiny_model, src, tgt)).abs().max() > 1e-3     # and it did change something
@@ -96,12 +98,13 @@ def zero_head_surgery(model, kind, layer, head):
 def test_zeroed_head_matches_weight_surgery(tiny_model, part):
     src, tgt = ids_of(tiny_model, seed=4)
     torch.testing.assert_close(edited_logits(tiny_model, src, tgt, KnockOut(heads=(part,))),
-                               plain_logits(zero_head_surgery(tiny_model, *part), src, tgt), atol=1e-5, rtol=1e-5)
+                               plain_logits(zero_head_surgery(tiny_model, *part), src, tgt), atol=1e-5,
+                               rtol=1e-5)
 
 
 def test_mean_head_matches_weight_surgery(tiny_model):
-    """Mean knock-out of one cross-attention head: the head's share replaced by its average over the translation's
-    positions, computed here from the model's own attention weights and value vectors."""
+    """Mean knock-out of one cross-attention head: the head's share replaced by its average over the
+    translation's positions, computed here from the model's own attention weights and value vectors."""
     kind, layer, head = "cross", 2, 3
     src_ids, tgt = ids_of(tiny_model, seed=5)
     src = torch.tensor([src_ids])
@@ -117,7 +120,8 @@ def test_mean_head_matches_weight_surgery(tiny_model):
     m = zero_head_surgery(tiny_model, kind, layer, head)
     with torch.no_grad():
         attention_module(m, kind, layer).w_o.bias.add_(mean_share)
-    torch.testing.assert_close(edited_logits(tiny_model, src_ids, tgt, KnockOut(heads=((kind, layer, head),), method="mean")),
+    torch.testing.assert_close(edited_logits(tiny_model, src_ids, tgt,
+                                             KnockOut(heads=((kind, layer, head),), method="mean")),
                                plain_logits(m, src_ids, tgt), atol=1e-5, rtol=1e-5)
 
 
@@ -129,7 +133,8 @@ def test_zeroed_sublayers_and_positions_match_weight_surgery(tiny_model):
         ff.weight.zero_(), ff.bias.zero_()
         m.positional.pe.zero_()                                                       # both sides' positions
     ko = KnockOut(sublayers=(("encoder-ffn", 1),), positions=("source", "target"))
-    torch.testing.assert_close(edited_logits(tiny_model, src, tgt, ko), plain_logits(m, src, tgt), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(edited_logits(tiny_model, src, tgt, ko), plain_logits(m, src, tgt), atol=1e-5,
+                               rtol=1e-5)
 
 
 def test_greedy_with_a_knockout_is_the_surgical_models_greedy(tiny_model):
@@ -143,13 +148,15 @@ def test_greedy_with_a_knockout_is_the_surgical_models_greedy(tiny_model):
 @pytest.mark.parametrize("method", ["zero", "mean"])
 def test_head_importance_is_each_head_alone(tiny_model, method, monkeypatch):
     import transformer.probes.knockout as K
-    monkeypatch.setattr(K, "ROWS_PER_PASS", 5)             # several passes, the last one short, as the real model's
+    # several passes, the last one short, as the real model's
+    monkeypatch.setattr(K, "ROWS_PER_PASS", 5)
     src, tgt = ids_of(tiny_model, seed=8)
     hi = head_importance(tiny_model, src, tgt, method, [str(t) for t in tgt])
     _, _, tgt_out, logp, _ = original_run(tiny_model, src, tgt)
     assert sum(v.size for v in hi.per_step.values()) == len(all_heads(tiny_model)) * len(tgt)
     for kind, layer, head in [("encoder", 2, 3), ("decoder", 1, 1), ("cross", 2, 4)]:
-        alone = chosen_log_probs(edited_logits(tiny_model, src, tgt, KnockOut(heads=((kind, layer, head),), method=method)),
+        alone = chosen_log_probs(edited_logits(tiny_model, src, tgt,
+                                               KnockOut(heads=((kind, layer, head),), method=method)),
                                  tgt_out)[0] - logp
         np.testing.assert_allclose(hi.per_step[kind][layer - 1, head - 1], alone.numpy(), atol=1e-5)
     ranked = hi.ranked()
@@ -160,9 +167,11 @@ def test_head_importance_is_each_head_alone(tiny_model, method, monkeypatch):
 
 def test_knockout_refuses_parts_the_model_lacks(tiny_model):
     src, tgt = ids_of(tiny_model)
-    for ko, said in [(KnockOut(heads=(("cross", 3, 1),)), "no layer 3"), (KnockOut(heads=(("encoder", 1, 5),)), "no head 5"),
+    for ko, said in [(KnockOut(heads=(("cross", 3, 1),)), "no layer 3"),
+                     (KnockOut(heads=(("encoder", 1, 5),)), "no head 5"),
                      (KnockOut(heads=(("sideways", 1, 1),)), "Unknown attention kind"),
-                     (KnockOut(sublayers=(("decoder-ffn", 0),)), "no layer 0"), (KnockOut(positions=("left",)), "Unknown side"),
+                     (KnockOut(sublayers=(("decoder-ffn", 0),)), "no layer 0"),
+                     (KnockOut(positions=("left",)), "Unknown side"),
                      (KnockOut(method="half"), "Unknown knock-out method")]:
         with pytest.raises(ValueError, match=said):
             knock_out(tiny_model, src, tgt, ko, 5, list, str)
@@ -190,8 +199,8 @@ def test_patching_a_sentence_into_itself_changes_nothing(tiny_model):
         ref = rec(src, tgt_in)
         assert len(rec.seen) > 20
         for key, value in rec.seen.items():
-            torch.testing.assert_close(EditedRun(tiny_model, {key: (torch.tensor(0.0), value)})(src, tgt_in), ref,
-                                       atol=1e-6, rtol=1e-6)
+            torch.testing.assert_close(EditedRun(tiny_model, {key: (torch.tensor(0.0), value)})(src, tgt_in),
+                                       ref, atol=1e-6, rtol=1e-6)
 
 
 def test_patching_the_whole_residual_stream_gives_the_second_sentence(tiny_model):
@@ -202,10 +211,12 @@ def test_patching_the_whole_residual_stream_gives_the_second_sentence(tiny_model
         rec_b = EditedRun(tiny_model, record=True)
         ref_b = rec_b(b, tgt_in)
         keys = [("layer", "encoder", n) for n in range(tiny_model.cfg.n_encoder_layers + 1)]
-        keys.append(("layer", "decoder", tiny_model.cfg.n_decoder_layers))   # (an earlier decoder layer's is not all:
+        # (an earlier decoder layer's is not all:
+        keys.append(("layer", "decoder", tiny_model.cfg.n_decoder_layers))
         for key in keys:                 # the layers above it read A's memory) every position: B's numbers
-            torch.testing.assert_close(EditedRun(tiny_model, {key: (torch.tensor(0.0), rec_b.seen[key])})(a, tgt_in),
-                                       ref_b, atol=1e-5, rtol=1e-5)
+            torch.testing.assert_close(
+                EditedRun(tiny_model, {key: (torch.tensor(0.0), rec_b.seen[key])})(a, tgt_in),
+                ref_b, atol=1e-5, rtol=1e-5)
     pm = run_patching(tiny_model, src_a, src_b, tgt)
     assert pm.differing == (3,)
     # the map patches one position a row: at the input, a position whose piece A and B share changes nothing
@@ -239,7 +250,8 @@ def test_patching_maps_match_single_patches(tiny_model, monkeypatch):
         pm.sublayer_p["encoder"][0, 1], abs=1e-6)
     keep = torch.ones(1, len(src_a), 1)
     keep[0, 3] = 0
-    assert p_with(("layer", "encoder", 1), keep, rec_b.seen) == pytest.approx(pm.layer_positions_p[1, 3], abs=1e-6)
+    assert p_with(("layer", "encoder", 1), keep, rec_b.seen) == \
+        pytest.approx(pm.layer_positions_p[1, 3], abs=1e-6)
 
 
 def test_patching_refuses_sentences_it_cannot_compare(tiny_model):
@@ -261,8 +273,9 @@ def test_translator_facade(tiny_translator):
 
 
 def test_the_page_computes_an_experiment_once_for_everyone_asking_at_once(tiny_translator, monkeypatch):
-    """A room's followers (four looks) and the presenter's redraws ask for the same knock-out at the same moment:
-    one computation, the others wait for it; a part list that cannot run is answered with its reason."""
+    """A room's followers (four looks) and the presenter's redraws ask for the same knock-out at the same
+    moment: one computation, the others wait for it; a part list that cannot run is answered with its
+    reason."""
     import threading
     import time as _time
     from ui.tabs.knockout import CausalCache

@@ -11,7 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from transformer.replay import EXAMPLES, KINDS, Replay, ReplayPoint, ReplayRecord, load_replay, replay_steps, save_replay
+from transformer.replay import (EXAMPLES, KINDS, Replay, ReplayPoint, ReplayRecord, load_replay, replay_steps,
+                                save_replay)
 from transformer.sentences import split_sentences
 from transformer.training import augment as A
 from transformer.training import values as V
@@ -22,8 +23,8 @@ from transformer.viz.views import Look, pieces_html
 ROOT = Path(__file__).resolve().parent.parent
 
 PAIRS = [("Tom is here.", "Tom est ici."), ("Mary gave Tom 12 books.", "Mary a donné 12 livres à Tom."),
-         ("I met John in Boston.", "J'ai rencontré John à Boston."), ("I have three cats.", "J'ai trois chats."),
-         ("It is raining.", "Il pleut.")]
+         ("I met John in Boston.", "J'ai rencontré John à Boston."),
+         ("I have three cats.", "J'ai trois chats."), ("It is raining.", "Il pleut.")]
 
 
 def test_names_are_substituted_consistently_on_both_sides():
@@ -82,10 +83,10 @@ def test_augment_is_seeded_and_makes_every_kind():
 
 
 def test_coreference_pairs_put_the_pronoun_of_the_noun_it_stands_for():
-    """The generated "it" pairs: the French pronoun and adjective agree with the place when the adjective is one
-    only a place has (wide, busy), with the animal when only an animal has it (tired, scared); they come in
-    minimal pairs, mostly with nouns of different genders, seeded, appended after the other kinds (which stay
-    as they were), and never with the classic's own nouns."""
+    """The generated "it" pairs: the French pronoun and adjective agree with the place when the adjective is
+    one only a place has (wide, busy), with the animal when only an animal has it (tired, scared); they come
+    in minimal pairs, mostly with nouns of different genders, seeded, appended after the other kinds (which
+    stay as they were), and never with the classic's own nouns."""
     from transformer.examples import CLASSICS
     from transformer.training import coreference as C
     pairs = C.coreference_pairs(4000, random.Random(1))
@@ -94,7 +95,8 @@ def test_coreference_pairs_put_the_pronoun_of_the_noun_it_stands_for():
     adjectives = {a.en: a for a in C.PLACE_ADJECTIVES + C.ANIMAL_ADJECTIVES}
     contrasts = 0
     for en, fr in pairs:
-        m = re.fullmatch(r"The (.+?) (?:didn't|did not|couldn't|refused to) cross the (.+) because it was too (\w+)\.", en)
+        m = re.fullmatch(r"The (.+?) (?:didn't|did not|couldn't|refused to) cross the (.+) because it was "
+                         r"too (\w+)\.", en)
         animal, place, adj = nouns[m[1]], nouns[m[2]], adjectives[m[3]]
         referent = place if adj in C.PLACE_ADJECTIVES else animal
         assert fr.startswith(animal.the()[0].upper() + animal.the()[1:]) and place.the() in fr, (en, fr)
@@ -103,7 +105,8 @@ def test_coreference_pairs_put_the_pronoun_of_the_noun_it_stands_for():
         assert (animal.en, place.en) != C.CLASSIC_PAIR
         contrasts += animal.feminine != place.feminine
     assert 0.65 < contrasts / len(pairs) < 0.85
-    for a, b in zip(pairs[::2], pairs[1::2]):        # minimal pairs: only the adjective differs, one of each kind
+    # minimal pairs: only the adjective differs, one of each kind
+    for a, b in zip(pairs[::2], pairs[1::2]):
         assert a[0].rsplit(" ", 1)[0] == b[0].rsplit(" ", 1)[0]
         assert adjectives[a[0].rsplit(" ", 1)[1][:-1]] in C.PLACE_ADJECTIVES
         assert adjectives[b[0].rsplit(" ", 1)[1][:-1]] in C.ANIMAL_ADJECTIVES
@@ -120,14 +123,19 @@ def test_coreference_pairs_put_the_pronoun_of_the_noun_it_stands_for():
     assert C.coreference_pair(dog, street, narrow, C.VERBS[3]) == (
         "The dog refused to cross the street because it was too narrow.",
         "Le chien a refusé de traverser la rue parce qu'elle était trop étroite.")
-    assert C.Noun("hedgehog", "hérisson", False).the() == "le hérisson" and C.Noun("x", "âne", False).the() == "l'âne"
-    assert C.Noun("man", "homme", False).the() == "l'homme" and C.Noun("owl", "hibou", False).the() == "le hibou"
+    assert C.Noun("hedgehog", "hérisson", False).the() == "le hérisson" and \
+        C.Noun("x", "âne", False).the() == "l'âne"
+    assert C.Noun("man", "homme", False).the() == "l'homme" and \
+        C.Noun("owl", "hibou", False).the() == "le hibou"
     classic = [c.text for c in CLASSICS if "street because it was too" in c.text]
-    assert len(classic) == 2 and all("animal" in c for c in classic)            # CLASSIC_PAIR names the classic's nouns
-    assert not {c.lower() for c in classic} & {e.lower() for e, _ in C.coreference_pairs(20000, random.Random(2))}
+    # CLASSIC_PAIR names the classic's nouns
+    assert len(classic) == 2 and all("animal" in c for c in classic)
+    assert not {c.lower() for c in classic} & {e.lower()
+                                               for e, _ in C.coreference_pairs(20000, random.Random(2))}
     cfg = A.AugmentConfig(name_copies=1, number_copies=1, templates=30, concatenations=5)
     with_them = A.augment(PAIRS, 7, A.AugmentConfig(**{**cfg.__dict__, "coreference": 10}))
-    assert with_them[:-10] == A.augment(PAIRS, 7, cfg) and all("because it was too" in e for e, _ in with_them[-10:])
+    assert with_them[:-10] == A.augment(PAIRS, 7, cfg) and all("because it was too" in e
+                                                               for e, _ in with_them[-10:])
 
 
 def test_large_numbers_are_grouped_as_each_language_writes_them():
@@ -139,19 +147,24 @@ def test_large_numbers_are_grouped_as_each_language_writes_them():
     assert all(fr == en.replace(",", " ") and int(en.replace(",", "")) >= 1000 for en, fr in counts)
     assert all(re.fullmatch(r"\d{1,3}(,\d{3})+", en) for en, _ in counts)
     assert any(en.endswith(",000,000") for en, _ in counts) and any(en.count(",") == 1 for en, _ in counts)
-    tens = sum(bool(re.fullmatch(r"\d{1,2}0,000", en)) for en, _ in counts)     # '20,000': '▁2' '0,000' in pieces
+    # '20,000': '▁2' '0,000' in pieces
+    tens = sum(bool(re.fullmatch(r"\d{1,2}0,000", en)) for en, _ in counts)
     assert tens > len(counts) // 8, tens
     corpus = PAIRS + [("I waited until 5 o'clock.", "J'ai attendu jusqu'à 5 heures."),
-                      ("Wait 2 or 3 days.", "Attends 2 ou 3 jours."), ("Look at head 4.", "Regarde la tête 4."),
-                      ("I got 19 out of 20.", "J'ai eu 19 sur 20."), ("An MP3 player with 12 songs.", "Un lecteur MP3 avec 12 chansons.")]
+                      ("Wait 2 or 3 days.", "Attends 2 ou 3 jours."),
+                      ("Look at head 4.", "Regarde la tête 4."),
+                      ("I got 19 out of 20.", "J'ai eu 19 sur 20."),
+                      ("An MP3 player with 12 songs.", "Un lecteur MP3 avec 12 chansons.")]
     pairs = A.large_number_pairs(corpus, 200, random.Random(1))
     assert pairs == A.large_number_pairs(corpus, 200, random.Random(1)) and len(pairs) == 200
     for en, fr in pairs:
         [big] = re.findall(r"\d{1,3}(?:,\d{3})+", en)
         assert big.replace(",", " ") in fr and "," not in fr.replace(big.replace(",", " "), ""), (en, fr)
-    assert any(e.startswith("Mary gave Tom ") for e, _ in pairs)                  # from the corpus pair with 12
+    # from the corpus pair with 12
+    assert any(e.startswith("Mary gave Tom ") for e, _ in pairs)
     assert not any("o'clock" in e or " or " in e or "head" in e or "out of" in e for e, _ in pairs)
-    assert any(e.startswith("An MP3 player with ") and "MP3" in e for e, _ in pairs)      # the first count that fits
+    # the first count that fits
+    assert any(e.startswith("An MP3 player with ") and "MP3" in e for e, _ in pairs)
     cfg = A.AugmentConfig(name_copies=1, number_copies=1, templates=30, concatenations=5, coreference=4)
     with_them = A.augment(PAIRS, 7, A.AugmentConfig(**{**cfg.__dict__, "large_numbers": 6}))
     assert with_them[:-6] == A.augment(PAIRS, 7, cfg)
@@ -174,19 +187,22 @@ def test_the_wide_street_example_says_what_the_bundled_model_does(bundled_checkp
     from transformer.examples import classic
     wide = groups(0)["classic"][0][0]
     look = classic(wide.english).look
-    stated = re.search(r"This model writes “(il|elle)”,? (?:but narrowly )?\(P (0\.\d\d) against (0\.\d\d) for “(il|elle)”\)",
+    stated = re.search(r"This model writes “(il|elle)”,? (?:but narrowly )?\(P (0\.\d\d) against (0\.\d\d) "
+                       r"for “(il|elle)”\)",
                        look)
     assert stated, look
     il, elle = PronounProbe(*load_checkpoint(bundled_checkpoint, "cpu"))(wide.english, wide.french)
     p = {"il": il, "elle": elle}
     assert (f"{p[stated[1]]:.2f}", f"{p[stated[4]]:.2f}") == (stated[2], stated[3])
     assert stated[1] != stated[4] and p[stated[1]] > p[stated[4]]
-    assert f"parce qu'{stated[1]} " in Translator(bundled_checkpoint, "cpu", cache_size=0).translate([wide.english])[0]
+    assert f"parce qu'{stated[1]} " in \
+        Translator(bundled_checkpoint, "cpu", cache_size=0).translate([wide.english])[0]
 
 
 def test_pronoun_probe_reads_the_models_own_probabilities(bundled_checkpoint):
-    """The pronoun probe (transformer/training/probe.py): P(il) and P(elle) at the pronoun are the teacher-forced
-    pass's own (the app's Steer view), and its held-out nouns and adjectives are in no list the generator trains on."""
+    """The pronoun probe (transformer/training/probe.py): P(il) and P(elle) at the pronoun are the
+    teacher-forced pass's own (the app's Steer view), and its held-out nouns and adjectives are in no list the
+    generator trains on."""
     from transformer.io.checkpoint import load_checkpoint
     from transformer.training import coreference as C
     from transformer.training.probe import PronounProbe, groups, summarise
@@ -194,8 +210,10 @@ def test_pronoun_probe_reads_the_models_own_probabilities(bundled_checkpoint):
     tr = Translator(bundled_checkpoint, "cpu", cache_size=0)
     probe = PronounProbe(*load_checkpoint(bundled_checkpoint, "cpu"))
     wide, tired = groups(0)["classic"][0]
-    assert wide.english == "The animal didn't cross the street because it was too wide." and not wide.masculine_meant
-    assert wide.french == "L'animal n'a pas traversé la rue parce qu'elle était trop large." and tired.masculine_meant
+    assert wide.english == "The animal didn't cross the street because it was too wide." and \
+        not wide.masculine_meant
+    assert wide.french == "L'animal n'a pas traversé la rue parce qu'elle était trop large." and \
+        tired.masculine_meant
     for case in (wide, tired):
         il, elle = probe(case.english, case.french)
         forced = tr.forced(case.english, case.french)
@@ -208,14 +226,17 @@ def test_pronoun_probe_reads_the_models_own_probabilities(bundled_checkpoint):
     trained = {n.en for n in C.ANIMALS + C.PLACES} | {a.en for a in C.PLACE_ADJECTIVES + C.ANIMAL_ADJECTIVES}
     held = {n.en for n in C.HELD_OUT_ANIMALS + C.HELD_OUT_PLACES} | \
         {a.en for a in C.HELD_OUT_PLACE_ADJECTIVES + C.HELD_OUT_ANIMAL_ADJECTIVES}
-    cycle15 = {"long", "dangerous", "weak", "old"}                          # in cycle 15's lists (3a5ddfd), since dropped
+    # in cycle 15's lists (3a5ddfd), since dropped
+    cycle15 = {"long", "dangerous", "weak", "old"}
     written = " ".join(en.lower() for name in ("coreference", "formal")
-                       for en, _ in read_corpus(str(ROOT / "transformer" / "training" / "corpora" / f"{name}.train.tsv"))
+                       for en, _ in read_corpus(str(ROOT / "transformer" / "training" / "corpora"
+                                                    / f"{name}.train.tsv"))
                        if "because" in en)
     assert not trained & held and not cycle15 & held
     assert not [w for w in held if re.search(rf"\b{w}\b", written)]
     for a, b in groups(3)["held out"] + groups(3)["trained lists"]:
-        assert a.masculine_meant != b.masculine_meant and a.english.rsplit(" ", 1)[0] == b.english.rsplit(" ", 1)[0]
+        assert a.masculine_meant != b.masculine_meant and \
+            a.english.rsplit(" ", 1)[0] == b.english.rsplit(" ", 1)[0]
 
 
 def test_concatenations_join_as_many_pairs_as_the_sizes_say():
@@ -237,7 +258,8 @@ def test_times_in_words_for_training_only():
 
 
 def test_split_sentences():
-    assert split_sentences("Dr. Smith gave the lecture at 9 a.m. today. Why does the decoder need a mask?") == [
+    assert split_sentences("Dr. Smith gave the lecture at 9 a.m. today. Why does the decoder need a "
+                           "mask?") == [
         "Dr. Smith gave the lecture at 9 a.m. today.", "Why does the decoder need a mask?"]
     assert split_sentences("One sentence only") == ["One sentence only"]
     assert split_sentences("   ") == []
@@ -250,15 +272,17 @@ def _record(n_src=4, n_tgt=3, L=2, H=2, seed=0):
         x = rng.random((L, H, q, k)).astype(np.float32)
         return x / x.sum(-1, keepdims=True)
     return ReplayRecord(translation="Le chat.", src_pieces=["▁The", "▁cat", ".", "</s>"][:n_src],
-                        tgt_in_pieces=["<s>", "▁Le", "▁chat"][:n_tgt], tgt_out_pieces=["▁Le", "▁chat", "</s>"][:n_tgt],
-                        reference_loss=1.5, maps={"encoder": probs(n_src, n_src), "decoder": probs(n_tgt, n_tgt),
-                                                  "cross": probs(n_tgt, n_src)})
+                        tgt_in_pieces=["<s>", "▁Le", "▁chat"][:n_tgt],
+                        tgt_out_pieces=["▁Le", "▁chat", "</s>"][:n_tgt], reference_loss=1.5,
+                        maps={"encoder": probs(n_src, n_src), "decoder": probs(n_tgt, n_tgt),
+"cross": probs(n_tgt, n_src)})
 
 
 def make_replay(n_points=15):
     steps = [0] + replay_steps(until=5000)[: n_points - 1]
-    return Replay(EXAMPLES[:2], [ReplayPoint(s, 1000 * s, 5.0 / (1 + s), [_record(seed=s), _record(seed=s + 1)])
-                                 for s in steps])
+    return Replay(EXAMPLES[:2],
+                  [ReplayPoint(s, 1000 * s, 5.0 / (1 + s), [_record(seed=s), _record(seed=s + 1)])
+                   for s in steps])
 
 
 def test_replay_file_round_trip_and_thinning(tmp_path):
@@ -267,7 +291,8 @@ def test_replay_file_round_trip_and_thinning(tmp_path):
     back = load_replay(tmp_path / "replay.npz")
     assert back.steps() == rep.steps() and back.examples == [tuple(e) for e in rep.examples]
     for k in KINDS:
-        np.testing.assert_allclose(back.points[3].records[1].maps[k], rep.points[3].records[1].maps[k], atol=1e-3)
+        np.testing.assert_allclose(back.points[3].records[1].maps[k], rep.points[3].records[1].maps[k],
+                                   atol=1e-3)
     thin = back.thin(12)
     assert len(thin.points) == 12 and thin.steps()[0] == 0 and thin.steps()[-1] == rep.steps()[-1]
     assert thin.steps() == sorted(set(thin.steps()))
@@ -311,8 +336,8 @@ def test_rare_source_pieces_are_marked_with_their_count(tiny_model, tokenizer, t
     from transformer.serving.translator import Translator
     from transformer.config import ModelConfig
     from transformer.model.transformer import Transformer
-    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=1,
-                      d_ff=64, dropout=0.0, max_len=64)
+    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=1,
+                      n_decoder_layers=1, d_ff=64, dropout=0.0, max_len=64)
     folder = save_checkpoint(Transformer(cfg), tokenizer.path, tmp_path / "ck")
     ids = tokenizer.encode("seven cats.")
     counts = [1000] * tokenizer.vocab_size
@@ -322,6 +347,7 @@ def test_rare_source_pieces_are_marked_with_their_count(tiny_model, tokenizer, t
     trace = tr.trace("seven cats.")
     assert trace.source.train_counts[0] == 3 and trace.source.train_counts[1] == 1000
     page = pieces_html(trace)
-    assert page.count('class="piece src rare"') == 1 and "<sup>3</sup>" in page and "rare in the training data" in page
+    assert page.count('class="piece src rare"') == 1 and "<sup>3</sup>" in page and \
+        "rare in the training data" in page
     (folder / "piece_counts.json").unlink()
     assert "rare" not in pieces_html(Translator(folder, "cpu").trace("seven cats."))

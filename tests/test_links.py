@@ -9,8 +9,8 @@ TABS = ["steps", "explorer", "summary", "positional", "inside", "about"]
 
 
 def test_a_full_link_is_read_as_written():
-    q, notes = parse_query({"text": "I like apples.", "tab": "explorer", "step": "3", "kind": "cross", "layer": "2",
-                            "head": "4"}, TABS, "default", "steps")
+    q, notes = parse_query({"text": "I like apples.", "tab": "explorer", "step": "3", "kind": "cross",
+                            "layer": "2", "head": "4"}, TABS, "default", "steps")
     assert notes == [] and q == ViewQuery("I like apples.", "explorer", 3, "cross", 2, "4")
 
 
@@ -20,7 +20,8 @@ def test_no_query_gives_the_defaults():
 
 
 def test_bad_values_fall_back_with_a_note_each():
-    q, notes = parse_query({"text": "  ", "tab": "nope", "step": "x", "layer": "0", "kind": "self", "head": "-2"},
+    q, notes = parse_query({"text": "  ", "tab": "nope", "step": "x", "layer": "0", "kind": "self",
+                            "head": "-2"},
                            TABS, "The cat.", "steps")
     assert q == ViewQuery("The cat.", "steps")
     assert len(notes) == 6 and any("tab=nope" in n for n in notes) and any("kind=self" in n for n in notes)
@@ -41,9 +42,11 @@ def test_ranges_are_checked_against_the_model_and_sentence():
 
 
 def test_query_string_round_trips():
-    link = query_string("Où est la gare? & co", "explorer", kind="cross", layer=2.0, head="mean over heads", step=None)
+    link = query_string("Où est la gare? & co", "explorer", kind="cross", layer=2.0, head="mean over heads",
+                        step=None)
     params = {k: v[0] for k, v in parse_qs(link[1:]).items()}
-    assert params == {"text": "Où est la gare? & co", "tab": "explorer", "kind": "cross", "layer": "2", "head": "mean"}
+    assert params == {"text": "Où est la gare? & co", "tab": "explorer", "kind": "cross", "layer": "2",
+                      "head": "mean"}
     q, notes = parse_query(params, TABS, "default", "steps")
     assert notes == [] and q == ViewQuery("Où est la gare? & co", "explorer", None, "cross", 2, MEAN)
 
@@ -61,8 +64,9 @@ def test_the_compare_views_choice_round_trips_and_a_wrong_one_is_named():
 
 
 def test_notes_that_quote_a_links_values_never_carry_its_html():
-    """Issue 38, item 5: a crafted link put '<a href=//ev.il>' or an outside '<img>' on the page through the notes
-    that quote its values. The notes are shown under the pieces (ui/links.py) through events.notes_html, escaped."""
+    """Issue 38, item 5: a crafted link put '<a href=//ev.il>' or an outside '<img>' on the page through the
+    notes that quote its values. The notes are shown under the pieces (ui/links.py) through events.notes_html,
+    escaped."""
     from ui.events import notes_html
     evil = '<a href=//ev.il>Log in</a><img src=//ev.il/x.png>'
     params = {name: evil for name in ("tab", "step", "layer", "kind", "head", "mode", "scale", "choice")}
@@ -74,13 +78,15 @@ def test_notes_that_quote_a_links_values_never_carry_its_html():
 
 def test_knock_it_outs_values_travel_in_a_link_checked():
     from transformer.viz.links import parse_query, query_string
-    q, notes = parse_query({"text": "Hi.", "tab": "knockout", "knockout": "CROSS l3 h6 ,enc L2 ffn", "method": "mean",
-                            "rank": "2", "b": "Meanwhile, hi.", "at": "0", "piece": "▁il"}, ["steps", "knockout"],
-                           "x", "steps")
+    q, notes = parse_query({"text": "Hi.", "tab": "knockout", "knockout": "CROSS l3 h6 ,enc L2 ffn",
+                            "method": "mean", "rank": "2", "b": "Meanwhile, hi.", "at": "0", "piece": "▁il"},
+                           ["steps", "knockout"], "x", "steps")
     assert not notes and (q.knockout, q.method, q.rank, q.b, q.at, q.piece) == (
         "cross L3 H6, enc L2 ffn", "mean", 2, "Meanwhile, hi.", 0, "▁il")
     link = query_string(q.text, q.tab, knockout=q.knockout, method=q.method, rank=q.rank, b=q.b, at=q.at,
                         piece=q.piece)
-    assert "b=Meanwhile%2C+hi." in link and "rank=2" in link          # a sentence that starts "Mean…" stays itself
-    q, notes = parse_query({"knockout": "a nose", "method": "half", "rank": "-1", "at": "²"}, ["steps"], "x", "steps")
+    # a sentence that starts "Mean…" stays itself
+    assert "b=Meanwhile%2C+hi." in link and "rank=2" in link
+    q, notes = parse_query({"knockout": "a nose", "method": "half", "rank": "-1", "at": "²"}, ["steps"], "x",
+                           "steps")
     assert (q.knockout, q.method, q.rank, q.at) == (None, None, None, None) and len(notes) == 4

@@ -1,8 +1,9 @@
-"""Live lecture (ui/rooms.py, ui/live.py, ui/follow.py, ui/static/follow.js): rooms kept in memory or in Redis, the
-followers' routes (the view with its ETag, the stream of views drawn for a look), the follower's page served ahead
-of Gradio, and, in Chromium, one presenter and three followers (one a phone) on two app processes sharing a real
-redis-server: every follower shows the presenter's sentence, tab and step, and the same figure; a follower can
-explore on its own (told so) and come back; a mistyped code, an ended lecture and the join box."""
+"""Live lecture (ui/rooms.py, ui/live.py, ui/follow.py, ui/static/follow.js): rooms kept in memory or in
+Redis, the followers' routes (the view with its ETag, the stream of views drawn for a look), the follower's
+page served ahead of Gradio, and, in Chromium, one presenter and three followers (one a phone) on two app
+processes sharing a real redis-server: every follower shows the presenter's sentence, tab and step, and the
+same figure; a follower can explore on its own (told so) and come back; a mistyped code, an ended lecture and
+the join box."""
 from __future__ import annotations
 
 import time
@@ -102,7 +103,8 @@ def check_restart_and_limits(make) -> None:
     code, secret = before.create()
     seen = max(before.publish(code, secret, {**VIEW, "step": str(step)}) for step in range(1, 6))
     assert before.owns(code, secret) and not before.owns(code, secret + "x") and keys.proves(code, secret)
-    after = make(keys=keys, max_rooms=3, fresh=True)                    # the app, or the store, restarted empty
+    # the app, or the store, restarted empty
+    after = make(keys=keys, max_rooms=3, fresh=True)
     with pytest.raises(NoSuchRoom):
         after.publish(code, secret, VIEW)
     assert not after.adopt(code, "forged.0123456789abcdef0123456789abcdef")
@@ -194,13 +196,16 @@ def test_the_followers_route_answers_304_until_the_view_changes(two_apps, redis_
     assert r.status_code == 200 and r.json()["state"]["step"] == "3"
     assert httpx.get(two_apps[0] + f"live/rooms/{code}/qr.svg").text.lstrip().startswith("<")
     r = httpx.get(two_apps[0] + "live/rooms/NOSUCH")
+    # the route's answer, not "Not Found"
     assert r.status_code == 404 and r.json() == {"error": "No lecture with code NOSUCH: check the code.",
-                                                 "ended": False}            # the route's answer, not "Not Found"
+                                                 "ended": False}
     drawn = two_apps[1] + f"live/rooms/{code}/view?look=dark&narrow=1"
     r = httpx.get(drawn)
-    assert r.status_code == 200 and r.json()["state"]["step"] == "3" and r.json()["view"]["where"].startswith("Step 3")
+    assert r.status_code == 200 and r.json()["state"]["step"] == "3" and \
+        r.json()["view"]["where"].startswith("Step 3")
     assert httpx.get(drawn, headers={"If-None-Match": r.headers["etag"]}).status_code == 304
-    assert httpx.get(drawn.replace("dark", "light"), headers={"If-None-Match": r.headers["etag"]}).status_code == 200
+    assert httpx.get(drawn.replace("dark", "light"),
+                     headers={"If-None-Match": r.headers["etag"]}).status_code == 200
     rooms.end(code, secret)
     r = httpx.get(url)
     assert r.status_code == 404 and r.json() == {"error": f"The lecture {code} has ended.", "ended": True}
@@ -229,7 +234,8 @@ def test_the_followers_stream_pushes_each_view_from_another_app(two_apps, redis_
                     rooms.end(code, secret)
             elif line == "event: end":
                 break
-    assert [(v["version"], v["state"]["step"]) for v in seen] == [(1, "2"), (2, "5")]   # (speed: bench/follow_load.py)
+    # (speed: bench/follow_load.py)
+    assert [(v["version"], v["state"]["step"]) for v in seen] == [(1, "2"), (2, "5")]
     # each view comes drawn: the step tab's figures as Plotly data, its text, where it stands
     view = seen[1]["view"]
     assert view["text"] == VIEW["text"] and view["french"] and view["title"] == "Step by step"
@@ -240,22 +246,24 @@ def test_the_followers_stream_pushes_each_view_from_another_app(two_apps, redis_
 
 
 def test_the_follower_page_is_served_ahead_of_gradio(two_apps):
-    """``/?follow=CODE`` is the light page (no Gradio page config), ``/`` is still the app; plotly.js comes gzipped
-    and cached, and answers 304 to a browser that has it."""
+    """``/?follow=CODE`` is the light page (no Gradio page config), ``/`` is still the app; plotly.js comes
+    gzipped and cached, and answers 304 to a browser that has it."""
     page = httpx.get(two_apps[0] + "?follow=ABC123")
     assert page.status_code == 200 and 'id="follow-bar"' in page.text and "gradio_config" not in page.text
     assert len(page.content) < 5_000
     assert "gradio" in httpx.get(two_apps[0]).text.lower()                  # the app itself, as before
     js = httpx.get(two_apps[0] + "live/static/plotly.min.js", headers={"Accept-Encoding": "gzip"})
-    assert js.status_code == 200 and js.headers["content-encoding"] == "gzip" and "max-age" in js.headers["cache-control"]
+    assert js.status_code == 200 and js.headers["content-encoding"] == "gzip" and \
+        "max-age" in js.headers["cache-control"]
     assert len(js.content) > 1_000_000 and "Plotly" in js.text[:5000]
-    again = httpx.get(two_apps[0] + "live/static/plotly.min.js", headers={"If-None-Match": js.headers["etag"]})
+    again = httpx.get(two_apps[0] + "live/static/plotly.min.js",
+                      headers={"If-None-Match": js.headers["etag"]})
     assert again.status_code == 304
 
 
 def test_a_view_is_built_once_however_many_follow():
-    """follow.ViewFrames: 50 followers waiting for the same view and look cost one build; another look, one more;
-    the same view published again later (a new version) costs none, and carries its own version."""
+    """follow.ViewFrames: 50 followers waiting for the same view and look cost one build; another look, one
+    more; the same view published again later (a new version) costs none, and carries its own version."""
     import asyncio
     import json
     from ui.follow import Look, ViewFrames
@@ -282,9 +290,9 @@ def test_a_view_is_built_once_however_many_follow():
 
 
 def test_followers_follow_the_presenter(browser, two_apps):
-    """One presenter, three followers (two laptops, a phone) on the other app process: the light page shows the
-    presenter's step and figure, follows Next and a tab, tells a follower who explores on their own that they do,
-    and says when the lecture has ended."""
+    """One presenter, three followers (two laptops, a phone) on the other app process: the light page shows
+    the presenter's step and figure, follows Next and a tab, tells a follower who explores on their own that
+    they do, and says when the lecture has ended."""
     from harness.browser import WAIT_MS, open_link, plots_in, show_tab
     presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(presenter, two_apps[0], text="The cat is sleeping on the sofa.")
@@ -307,14 +315,16 @@ def test_followers_follow_the_presenter(browser, two_apps):
         assert "Following the presenter" in f.locator("#follow-bar").inner_text()
         assert f.locator("#view-en").inner_text() == "The cat is sleeping on the sofa."
     # on the phone, the first figure starts on the first screen
-    top = followers[2].locator("#parts .js-plotly-plot").first.evaluate("(e) => e.getBoundingClientRect().top")
+    top = followers[2].locator("#parts .js-plotly-plot").first.evaluate(
+        "(e) => e.getBoundingClientRect().top")
     assert top < 844 - 200
     # the presenter moves: step 3, then the explorer; every follower follows
     presenter.click("#next-step")
     presenter.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=WAIT_MS)
     for f in followers:
         f.wait_for_selector("#view-where:has-text('Step 3 of')", timeout=20_000)
-        f.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version", timeout=20_000)
+        f.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version",
+                            timeout=20_000)
     # the same figure: the title's words (a phone wraps a long title onto lines)
     title = lambda p, sel: "".join(p.locator(f"{sel} .gtitle").first.text_content().split())
     want = title(presenter, "#cross-step-plot")
@@ -323,7 +333,8 @@ def test_followers_follow_the_presenter(browser, two_apps):
     for f in followers:
         f.wait_for_selector("#view-title:has-text('Attention explorer')", timeout=20_000)
         f.locator("#parts [data-id=explorer-plot].js-plotly-plot").wait_for(timeout=20_000)
-    # a follower explores on their own: the full app on the same view, told that they are exploring, with the way back
+    # a follower explores on their own: the full app on the same view, told that they are exploring, with the
+    # way back
     lone = followers[0]
     lone.click("#follow-explore")
     lone.wait_for_selector("#follow-bar.detached:has-text('Exploring on your own')", timeout=WAIT_MS)
@@ -342,8 +353,8 @@ def test_followers_follow_the_presenter(browser, two_apps):
 
 
 def test_joining_a_lecture_by_its_code(browser, app_url):
-    """The join box on the app's page takes the projected code (lower case and spaces forgiven); a mistyped code says
-    that no lecture has it (not that one ended), and the page stays usable: its join box works."""
+    """The join box on the app's page takes the projected code (lower case and spaces forgiven); a mistyped
+    code says that no lecture has it (not that one ended), and the page stays usable: its join box works."""
     from harness.browser import WAIT_MS, open_link
     presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(presenter, app_url, text="Where is the station?")
@@ -376,12 +387,15 @@ def test_joining_a_lecture_by_its_code(browser, app_url):
 
 
 def test_the_presenter_folds_the_room_panel(browser, app_url):
-    """Presenter mode with a session running: the room panel opens with its QR code, folds to one line (code and
-    link) and opens again; folded, every tab's first figure starts in the top 600 px of a 1080p projector."""
+    """Presenter mode with a session running: the room panel opens with its QR code, folds to one line (code
+    and link) and opens again; folded, every tab's first figure starts in the top 600 px of a 1080p
+    projector."""
     from harness.browser import WAIT_MS, open_link, show_tab
     presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
-    open_link(presenter, app_url, text="When the students arrived at the lecture hall this morning, the professor had "
-                                       "already written the equations of the attention mechanism on the board.")
+    open_link(presenter, app_url,
+              text="When the students arrived at the lecture hall this morning, the professor had "
+                                       "already written the equations of the attention mechanism on the "
+                                       "board.")
     presenter.locator("#presenter input").check()
     presenter.wait_for_function("() => document.body.classList.contains('presenter')", timeout=WAIT_MS)
     presenter.locator("#live-start").click()
@@ -389,7 +403,8 @@ def test_the_presenter_folds_the_room_panel(browser, app_url):
     code = presenter.locator("#live-panel .live-code").inner_text().strip()
     first_figure = ("() => { const f = [...document.querySelectorAll('[role=tabpanel] .js-plotly-plot')]"
                     ".find(e => e.offsetParent); return f.getBoundingClientRect().top + window.scrollY; }")
-    assert presenter.evaluate(first_figure) <= 600                        # open, the QR code lies over the page
+    # open, the QR code lies over the page
+    assert presenter.evaluate(first_figure) <= 600
     summary = presenter.locator("#live-panel summary")
     fold = presenter.locator("#live-panel .live-fold")
     assert "Fold" in fold.evaluate("(e) => getComputedStyle(e, '::before').content")
@@ -397,9 +412,12 @@ def test_the_presenter_folds_the_room_panel(browser, app_url):
     presenter.wait_for_selector("#live-panel .live-qr", state="hidden", timeout=WAIT_MS)
     box = summary.bounding_box()
     line = presenter.locator("#live-panel .live-link").bounding_box()
-    assert box["height"] <= 1.5 * line["height"] + 12                    # one line: the link with its code, the toggle
-    assert "/?follow=" in summary.inner_text() and presenter.locator("#live-panel .live-link b").inner_text() == code
-    assert presenter.locator("#live-panel .live-link").evaluate("(e) => e.scrollWidth <= e.clientWidth + 1")  # whole
+    # one line: the link with its code, the toggle
+    assert box["height"] <= 1.5 * line["height"] + 12
+    assert "/?follow=" in summary.inner_text() and \
+        presenter.locator("#live-panel .live-link b").inner_text() == code
+    # whole
+    assert presenter.locator("#live-panel .live-link").evaluate("(e) => e.scrollWidth <= e.clientWidth + 1")
     for tab in ("steps", "explorer", "summary", "inside"):
         show_tab(presenter, tab)
         top = presenter.evaluate(first_figure)
@@ -410,9 +428,9 @@ def test_the_presenter_folds_the_room_panel(browser, app_url):
 
 
 def test_every_tab_reaches_a_follower_with_figures_the_vendored_plotly_draws(bundled_checkpoint):
-    """Each tab's view as a follower's page gets it (a phone in the dark, a laptop in the light): its title, where it
-    stands, its figures as Plotly data of the trace types the vendored cartesian bundle of plotly.js draws, at the
-    version the Python plotly package draws them with."""
+    """Each tab's view as a follower's page gets it (a phone in the dark, a laptop in the light): its title,
+    where it stands, its figures as Plotly data of the trace types the vendored cartesian bundle of plotly.js
+    draws, at the version the Python plotly package draws them with."""
     import json
     from pathlib import Path
     from plotly.offline import get_plotlyjs_version
@@ -420,13 +438,15 @@ def test_every_tab_reaches_a_follower_with_figures_the_vendored_plotly_draws(bun
     from ui.demo import build_demo
     from ui.follow import PLOTLY_JS_VERSION, Look, plotly_js_path
     from ui.tabs import TAB_IDS
-    assert PLOTLY_JS_VERSION == get_plotlyjs_version() and f"v{PLOTLY_JS_VERSION}" in plotly_js_path().read_text()[:400]
+    assert PLOTLY_JS_VERSION == get_plotlyjs_version() and \
+        f"v{PLOTLY_JS_VERSION}" in plotly_js_path().read_text()[:400]
     demo = build_demo(Translator(str(bundled_checkpoint), "cpu"), Path(bundled_checkpoint))
     build = demo.frames.build
     types = set()
     for tab in TAB_IDS:
         for look in (Look(dark=True, narrow=True), Look()):
-            view = json.loads(build({"text": "The cat is sleeping on the sofa.", "tab": tab, "step": "2"}, look))
+            view = json.loads(build({"text": "The cat is sleeping on the sofa.", "tab": tab, "step": "2"},
+                                    look))
             assert "error" not in view and view["title"] and view["french"], (tab, view.get("error"))
             plots = [p["figure"] for p in view["parts"] if p["type"] == "plot"]
             assert tab == "about" or plots, tab
@@ -437,9 +457,9 @@ def test_every_tab_reaches_a_follower_with_figures_the_vendored_plotly_draws(bun
 
 
 def test_a_knock_out_and_a_patching_reach_a_follower_as_the_presenter_ran_them(bundled_checkpoint):
-    """Knock it out's view carries its parts, method, ranking and sentence B as link values: a follower's page draws
-    the same knock-out (the same numbers as the Translator's), the ranking and the patching maps, and says what is
-    switched off; a part list a link cannot mean is named, never an error."""
+    """Knock it out's view carries its parts, method, ranking and sentence B as link values: a follower's page
+    draws the same knock-out (the same numbers as the Translator's), the ranking and the patching maps, and
+    says what is switched off; a part list a link cannot mean is named, never an error."""
     import json
     from pathlib import Path
     from transformer.causal import parse_parts
@@ -450,21 +470,23 @@ def test_a_knock_out_and_a_patching_reach_a_follower_as_the_presenter_ran_them(b
     build = build_demo(tr, Path(bundled_checkpoint)).frames.build
     wide = "The animal didn't cross the street because it was too wide."
     view = json.loads(build({"text": wide, "tab": "knockout", "knockout": "cross L1, cross L2, cross L3",
-                             "rank": "0", "b": "The animal didn't cross the street because it was too tired."},
+                             "rank": "0",
+                             "b": "The animal didn't cross the street because it was too tired."},
                             Look(narrow=True)))
     assert "error" not in view and "switched off: cross L1, cross L2, cross L3 (zero)" in view["where"]
     parts = {p["id"]: p for p in view["parts"]}
     expected = tr.knock_out(wide, parse_parts("cross L1, cross L2, cross L3"))
     assert expected.text in parts["ko-result"]["html"].replace("&#x27;", "'").replace("&#39;", "'")
-    assert {"ko-plot", "ko-rank-plot", "ko-scatter", "ko-patch-plot", "ko-patch-parts", "ko-patch-heads"} <= set(parts)
+    assert {"ko-plot", "ko-rank-plot", "ko-scatter", "ko-patch-plot", "ko-patch-parts", "ko-patch-heads"} <= \
+        set(parts)
     assert "patch-result" in parts["ko-patch-result"]["html"]
     bad = json.loads(build({"text": wide, "tab": "knockout", "knockout": "the whole brain"}, Look()))
     assert "error" not in bad and "ko-plot" in {p["id"] for p in bad["parts"]}
 
 
 def test_a_presenters_next_and_tab_reach_the_room_from_the_click_handler(bundled_checkpoint):
-    """The server's handler of Next (and of opening a tab) publishes the move itself, before the presenter's page
-    has the new step: a room's followers need not wait for the presenter's own drawing."""
+    """The server's handler of Next (and of opening a tab) publishes the move itself, before the presenter's
+    page has the new step: a room's followers need not wait for the presenter's own drawing."""
     from pathlib import Path
     from types import SimpleNamespace
     from transformer.serving.translator import Translator
@@ -484,10 +506,14 @@ def test_a_presenters_next_and_tab_reach_the_room_from_the_click_handler(bundled
     nxt(request, trace, 2, 3, "mean over heads", False, False, "Light", False, "Viridis", False)
     view = wait_for(lambda: demo.rooms.read(code), lambda v: v.version == 1)    # sent beside the handler
     assert view.version == 1 and view.state["step"] == "3" and view.state["tab"] == "steps"
-    page.announce(SimpleNamespace(session_hash="someone-else"), trace, "explorer")   # not a presenter: nothing
+    # not a presenter: nothing
+    page.announce(SimpleNamespace(session_hash="someone-else"), trace, "explorer")
     time.sleep(0.5)
     assert demo.rooms.read(code).version == 1
-    page.announce(request, trace, "explorer", view={"kind": "cross", "layer": 2, "head": "3", "scale": "Viridis"})
-    view = wait_for(lambda: demo.rooms.read(code), lambda v: v.version == 2)   # within PUBLISH_MIN_S of the last
+    page.announce(request, trace, "explorer",
+                  view={"kind": "cross", "layer": 2, "head": "3", "scale": "Viridis"})
+    # within PUBLISH_MIN_S of the last
+    view = wait_for(lambda: demo.rooms.read(code), lambda v: v.version == 2)
     assert view.version == 2 and view.state == {"text": "The cat is sleeping on the sofa.", "tab": "explorer",
-                                                "kind": "cross", "layer": "2", "head": "3", "scale": "Viridis"}
+                                                "kind": "cross", "layer": "2", "head": "3",
+                                                "scale": "Viridis"}

@@ -79,7 +79,8 @@ def test_fused_kernel_and_written_out_attention_agree(mask_name):
 
 
 def encoder_layer_and_reference(cfg, norm_first: bool = False):
-    """Our encoder layer and PyTorch's with the same weights (`norm_first`: pre-norm, for cfg.norm == "pre")."""
+    """Our encoder layer and PyTorch's with the same weights (`norm_first`: pre-norm, for cfg.norm ==
+    "pre")."""
     torch.manual_seed(2)
     ours = EncoderLayer(cfg).eval()
     ref = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
@@ -116,7 +117,8 @@ def test_decoder_layer_matches_pytorch_and_uses_tgt_mask(tiny_cfg, tgt_mask_name
     pad = torch.zeros(2, 7, dtype=torch.bool)
     pad[0, 5:] = True
     tgt_mask = MASKS[tgt_mask_name](5, 5)
-    ref_out = ref(y, mem, tgt_mask=~tgt_mask, memory_key_padding_mask=pad)      # PyTorch: True = may NOT attend
+    # PyTorch: True = may NOT attend
+    ref_out = ref(y, mem, tgt_mask=~tgt_mask, memory_key_padding_mask=pad)
     for need_weights in (False, True):
         out = ours(y, mem, (~pad)[:, None, None, :], tgt_mask, need_weights=need_weights)
         torch.testing.assert_close(out.x, ref_out, atol=1e-5, rtol=1e-5)
@@ -204,7 +206,8 @@ def test_inference_stores_nothing_on_modules(tiny_model, tokenizer):
 
 def test_cached_equals_uncached_decoding(tiny_model):
     src = random_batch(tiny_model.cfg, B=4, S=10, seed=5)
-    assert greedy_decode(tiny_model, src, 20, use_cache=True) == greedy_decode(tiny_model, src, 20, use_cache=False)
+    assert greedy_decode(tiny_model, src, 20, use_cache=True) == \
+        greedy_decode(tiny_model, src, 20, use_cache=False)
 
 
 def test_cached_logits_equal_full_recompute(tiny_model):
@@ -224,8 +227,10 @@ def outputs(model, src, tgt):
         full = model(src, tgt, output_attentions=True)
         enc = model.encode(src)
         cache = model.new_cache(enc)
-        steps = torch.cat([model.decode(tgt[:, t:t + 1], enc, cache=cache).logits for t in range(tgt.size(1))], 1)
-        probs = [w.probs for w in full.encoder_attentions + full.decoder_self_attentions + full.cross_attentions]
+        steps = torch.cat(
+            [model.decode(tgt[:, t:t + 1], enc, cache=cache).logits for t in range(tgt.size(1))], 1)
+        probs = [w.probs
+                 for w in full.encoder_attentions + full.decoder_self_attentions + full.cross_attentions]
         return full.logits, steps, probs, greedy_decode(model, src, 12)
 
 
@@ -235,7 +240,8 @@ def test_optimized_model_gives_the_same_numbers(tiny_cfg):
     fast = optimize_for_inference(copy.deepcopy(plain))
     assert list(fast.state_dict()) == list(plain.state_dict())             # checkpoints load unchanged
     assert all(torch.equal(a, b) for a, b in zip(fast.state_dict().values(), plain.state_dict().values()))
-    assert is_column_major(fast.embedding.weight) and is_column_major(fast.decoder_layers[0].self_attn.w_q.weight)
+    assert is_column_major(fast.embedding.weight) and \
+        is_column_major(fast.decoder_layers[0].self_attn.w_q.weight)
     src, tgt = random_batch(tiny_cfg), torch.randint(4, tiny_cfg.vocab_size, (3, 6))
     ref, got = outputs(plain, src, tgt), outputs(fast, src, tgt)
     for a, b in zip(ref[:2] + tuple(ref[2]), got[:2] + tuple(got[2])):

@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT
 from transformer.positional import sinusoidal_encoding
 from transformer.trace import AttentionMaps, Source, Step, TranslationTrace
-from transformer.viz import analysis, figure, narrow, plots, positional_plots, views
+from transformer.viz import analysis, figure, inside_plots, narrow, plots, positional_plots, views
 from transformer.viz.style import QUERY_OUTLINE
 
 
@@ -39,20 +39,24 @@ def synthetic_trace(S=5, T=4, L=2, H=3) -> TranslationTrace:
     tgt_in = ["<s>"] + tgt[:-1]
     steps = [Step(t, tgt_in[: t + 1], 10 + t, tgt[t], 0.6, [10 + t, 99], [tgt[t], "<b>x</b>"], [0.6, 0.1])
              for t in range(T)]
-    dec_scores = np.where(np.tril(np.ones((T, T), bool)), np.random.default_rng(1).normal(size=(L, H, T, T)), np.nan)
-    maps = lambda kind, probs, scores, q, k: AttentionMaps(kind, probs.astype(np.float32), scores.astype(np.float32), q, k)
+    dec_scores = np.where(np.tril(np.ones((T, T), bool)), np.random.default_rng(1).normal(size=(L, H, T, T)),
+                          np.nan)
+    maps = lambda kind, probs, scores, q, k: AttentionMaps(kind, probs.astype(np.float32),
+                                                           scores.astype(np.float32), q, k)
     return TranslationTrace(
-        source=Source("s0 s1 s2 s3", list(range(10, 10 + S)), src), translation="t0 t1 t2", tgt_ids=list(range(T)),
-        tgt_pieces=tgt, steps=steps, d_k=8, stop="end",
-        encoder=maps("encoder", rand_attn(L, H, S, S), np.random.default_rng(2).normal(size=(L, H, S, S)), src, src),
+        source=Source("s0 s1 s2 s3", list(range(10, 10 + S)), src), translation="t0 t1 t2",
+        tgt_ids=list(range(T)), tgt_pieces=tgt, steps=steps, d_k=8, stop="end",
+        encoder=maps("encoder", rand_attn(L, H, S, S), np.random.default_rng(2).normal(size=(L, H, S, S)),
+                     src, src),
         decoder=maps("decoder", rand_attn(L, H, T, T, causal=True), dec_scores, tgt_in, tgt_in),
-        cross=maps("cross", rand_attn(L, H, T, S), np.random.default_rng(3).normal(size=(L, H, T, S)), tgt_in, src))
+        cross=maps("cross", rand_attn(L, H, T, S), np.random.default_rng(3).normal(size=(L, H, T, S)), tgt_in,
+                   src))
 
 
 def test_plot_modules_import_neither_torch_nor_gradio():
     code = ("import sys\nimport transformer.trace, transformer.positional, transformer.config\n"
-            "import transformer.viz.analysis, transformer.viz.plots, transformer.viz.views, transformer.viz.report\n"
-            "print(sorted(m for m in ('torch', 'gradio') if m in sys.modules))")
+            "import transformer.viz.analysis, transformer.viz.plots, transformer.viz.views, "
+            "transformer.viz.report\nprint(sorted(m for m in ('torch', 'gradio') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
@@ -98,20 +102,23 @@ def test_grid_has_every_layer_and_head_and_shared_scale():
 
 def test_other_figures_are_valid_plotly():
     pe = sinusoidal_encoding(40, 32)
-    figs = [plots.topk_bar(["a", "<b>", "c"], [0.5, 0.3, 0.2]), plots.source_attention_bar(list("abc"), [0.2, 0.5, 0.3]),
-            plots.summary_heatmap(np.random.rand(2, 4), [["x"] * 4] * 2), positional_plots.positional_heatmap(pe, 5),
-            positional_plots.positional_curves(pe, [0, 1, 99]), positional_plots.positional_similarity(pe, 5),
-            figure.empty_figure("<i>nothing</i>")]
+    figs = [plots.topk_bar(["a", "<b>", "c"], [0.5, 0.3, 0.2]),
+            plots.source_attention_bar(list("abc"), [0.2, 0.5, 0.3]),
+            plots.summary_heatmap(np.random.rand(2, 4), [["x"] * 4] * 2),
+            positional_plots.positional_heatmap(pe, 5), positional_plots.positional_curves(pe, [0, 1, 99]),
+            positional_plots.positional_similarity(pe, 5), figure.empty_figure("<i>nothing</i>")]
     steps = analysis.inside_head(np.random.randn(4, 4), 16, causal=True)
-    figs.append(plots.inside_head_figure(steps, list("abcd"), list("abcd"), 16))
-    figs.append(plots.softmax_temperature_figure(steps.scaled[3], steps.softmax_unscaled[3], steps.softmax[3], list("abcd")))
+    figs.append(inside_plots.inside_head_figure(steps, list("abcd"), list("abcd"), 16))
+    figs.append(inside_plots.softmax_temperature_figure(steps.scaled[3], steps.softmax_unscaled[3],
+                                                        steps.softmax[3], list("abcd")))
     figs = [validated(f) for f in figs]
     assert "<b>" not in figs[0].to_json() and "<i>" not in figs[-3].to_json()
 
 
 def test_every_view_of_a_trace_is_valid_plotly():
     trace, lk = synthetic_trace(), views.Look(dark=True, large=True)
-    figs = [*views.step_view(trace, 2, 1, "mean over heads", lk)[1:], *views.positional_views(trace, 32, ["3"], lk)]
+    figs = [*views.step_view(trace, 2, 1, "mean over heads", lk)[1:],
+            *views.positional_views(trace, 32, ["3"], lk)]
     for kind in ("encoder", "decoder", "cross"):
         for mode, head in (("head", "2"), ("mean", "mean"), ("rollout", "1")):
             figs.append(views.explorer_figure(trace, kind, 2, head, mode, mode == "head", lk))
@@ -123,12 +130,13 @@ def test_every_view_of_a_trace_is_valid_plotly():
 
 
 def test_the_quick_json_is_plotlys_own_and_leaves_the_figure_as_it_was():
-    """figure_json (what the app sends) against Plotly's to_json: the same string for figures with arrays of every
-    kind (float32, uint8/uint16 grids, text, lists of lists), a phone's figure and an empty one; the figure keeps
-    its arrays (base64 is made on copies of the dicts)."""
+    """figure_json (what the app sends) against Plotly's to_json: the same string for figures with arrays of
+    every kind (float32, uint8/uint16 grids, text, lists of lists), a phone's figure and an empty one; the
+    figure keeps its arrays (base64 is made on copies of the dicts)."""
     trace, lk = synthetic_trace(), views.Look(dark=False, large=False, narrow=True)
     figs = [*views.step_view(trace, 3, 2, "2", lk)[1:], views.cross_steps_figure(trace, 3, 2, "2", lk),
-            narrow.for_narrow(views.grid_figure(trace, "decoder", True, lk)), figure.empty_figure("<i>nothing</i>"),
+            narrow.for_narrow(views.grid_figure(trace, "decoder", True, lk)),
+            figure.empty_figure("<i>nothing</i>"),
             plots.attention_grid(rand_attn(2, 3, 4, 5), list("abcd"), list("vwxyz"), shared_scale=True)]
     def arrays(obj):        # every numpy array in a figure's own properties, with where it is
         if isinstance(obj, dict):
@@ -142,9 +150,11 @@ def test_the_quick_json_is_plotlys_own_and_leaves_the_figure_as_it_was():
         before, held = f.to_json(), arrays([f._data, f._layout])
         copies = [a[-1].copy() for a in held]
         assert figure.figure_json(f) == before
-        after = arrays([f._data, f._layout])               # the figure keeps its arrays (not base64) and its uid
+        # the figure keeps its arrays (not base64) and its uid
+        after = arrays([f._data, f._layout])
         assert [a[:-1] for a in after] == [a[:-1] for a in held] and all(t["uid"] == "u1" for t in f._data)
-        same = lambda x, y: np.array_equal(x, y, equal_nan=x.dtype.kind == "f")   # noqa: E731 (masked cells: NaN)
+        # (masked cells: NaN)
+        same = lambda x, y: np.array_equal(x, y, equal_nan=x.dtype.kind == "f")   # noqa: E731
         assert all(a[-1] is b[-1] and same(a[-1], c) for a, b, c in zip(after, held, copies))
     assert sum(len(arrays([f._data])) for f in figs) >= 5 and any('"bdata"' in f.to_json() for f in figs)
 
@@ -250,13 +260,14 @@ def scales_in(fig_json) -> list:
 
 
 def every_view(trace, lk):
-    figs = [*views.step_view(trace, 2, 1, "mean over heads", lk)[1:], views.cross_steps_figure(trace, 2, 1, "1", lk),
-            *views.positional_views(trace, 32, ["3"], lk)]
+    figs = [*views.step_view(trace, 2, 1, "mean over heads", lk)[1:],
+            views.cross_steps_figure(trace, 2, 1, "1", lk), *views.positional_views(trace, 32, ["3"], lk)]
     for kind in ("encoder", "decoder", "cross"):
         for mode, head in (("head", "2"), ("mean", "mean"), ("rollout", "1")):
             figs.append(views.explorer_figure(trace, kind, 2, head, mode, mode == "head", lk))
         figs += [views.grid_figure(trace, kind, True, lk), views.grid_figure(trace, kind, False, lk),
-                 views.summary_view(trace, kind, lk)[0], *views.inside_view(trace, kind, 1, "3", 2, True, lk)[:2]]
+                 views.summary_view(trace, kind, lk)[0],
+                 *views.inside_view(trace, kind, 1, "3", 2, True, lk)[:2]]
     return figs
 
 
@@ -272,7 +283,8 @@ def test_every_offered_scale_is_one_plotlyjs_draws_as_named(dark):
                 else:   # an explicit list of [position, colour], from 0 to 1
                     assert scale[0][0] == 0 and scale[-1][0] == 1 and all(len(s) == 2 for s in scale)
         if offered not in ("Viridis", "Cividis"):
-            assert not isinstance(figure.COLORSCALES[offered], str)   # sent as colours: plotly.js lacks or reverses them
+            # sent as colours: plotly.js lacks or reverses them
+            assert not isinstance(figure.COLORSCALES[offered], str)
 
 
 def luminance(colour: str) -> float:
@@ -300,7 +312,8 @@ def test_masked_cells_stay_distinct_from_low_values(name):
         bg = fig.layout.plot_bgcolor
         assert bg == figure.mask_color(name)
         scale = figure.colorscale_for(name, dark)
-        low = scale[0][1] if not isinstance(scale, str) else {"Viridis": "#440154", "Cividis": "rgb(0,32,76)"}[scale]
+        low = (scale[0][1] if not isinstance(scale, str)
+               else {"Viridis": "#440154", "Cividis": "rgb(0,32,76)"}[scale])
         assert abs(luminance(bg) - luminance(low)) > 40                          # unlike a low value
         assert fig.layout.shapes[0].type == "path"                              # and hatched
         assert "masked" in fig.data[0].colorbar.title.text                      # said in the colour bar
@@ -329,7 +342,8 @@ def test_cross_attention_matrix_grows_with_the_steps():
         fig = views.cross_steps_figure(trace, step, 2, "mean", views.Look())
         z = np.asarray(fig.data[0].z, dtype=float)
         expected = trace.cross.probs[1].mean(0)
-        np.testing.assert_allclose(z[:step], expected[:step], atol=1e-3)      # the model's numbers, rows 1..step
+        # the model's numbers, rows 1..step
+        np.testing.assert_allclose(z[:step], expected[:step], atol=1e-3)
         assert np.isnan(z[step:]).all()                                       # later steps not drawn yet
         shape = fig.layout.shapes[0]
         assert (shape.y0, shape.y1) == (step - 1.5, step - 0.5)               # the current row outlined
@@ -347,9 +361,10 @@ def test_a_lone_word_marker_is_named():
 
 
 def test_a_quote_in_a_piece_is_drawn_as_a_quote_and_markup_stays_escaped():
-    """Plotly's SVG text decodes &lt; &gt; &amp; (and a few named entities more) and numeric entities, not &quot;:
-    a piece holding a quote was drawn as "&quot;". Quotes now go to Plotly as they are (they mean nothing outside a
-    tag), while < > & stay escaped: the top-10 chart, the beam tree, every tick label and hover."""
+    """Plotly's SVG text decodes &lt; &gt; &amp; (and a few named entities more) and numeric entities, not
+    &quot;: a piece holding a quote was drawn as "&quot;". Quotes now go to Plotly as they are (they mean
+    nothing outside a tag), while < > & stay escaped: the top-10 chart, the beam tree, every tick label and
+    hover."""
     from transformer.steering import BeamHypothesis, BeamNode, BeamResult
     from transformer.trace import Source
     from transformer.viz import steering
@@ -360,7 +375,8 @@ def test_a_quote_in_a_piece_is_drawn_as_a_quote_and_markup_stays_escaped():
     topk = plots.topk_bar(pieces, [0.4, 0.2, 0.2, 0.1, 0.1], chosen=0)
     bars = plots.source_attention_bar(pieces, [0.4, 0.2, 0.2, 0.1, 0.1])
     heat = plots.attention_heatmap(rand_attn(1, 1, 5, 5)[0, 0], pieces, pieces, 'title with "quotes"')
-    nodes = [BeamNode(0, -1, 0, 5, '▁"', -0.1, -0.1, "kept"), BeamNode(1, -1, 0, 6, "<b>", -2.0, -2.0, "pruned"),
+    nodes = [BeamNode(0, -1, 0, 5, '▁"', -0.1, -0.1, "kept"),
+             BeamNode(1, -1, 0, 6, "<b>", -2.0, -2.0, "pruned"),
              BeamNode(2, 0, 1, 7, '"', -0.2, -0.3, "finished")]
     result = BeamResult(Source("x", (1,), ("▁x",)), 2, 0.6, nodes,
                         [BeamHypothesis([5, 7], ['▁"', '"'], '""', -0.3, -0.3, True, 2)])
@@ -391,10 +407,13 @@ def test_inside_one_head_shows_the_full_scores_one_range_and_values():
     ca = fig.layout.coloraxis
     assert ca.cmax == pytest.approx(np.abs(raw).max(), rel=1e-3) and ca.colorbar.title.text == "score"
     assert all(d.texttemplate for d in fig.data)                                # values in the cells
-    assert fig.data[0].y[0].startswith("1 ")                                    # rows counted from 1, like the slider
+    # rows counted from 1, like the slider
+    assert fig.data[0].y[0].startswith("1 ")
     outlines = [sh for sh in fig.layout.shapes if sh.line.color == QUERY_OUTLINE]
-    assert len(fig.layout.shapes) - len(outlines) == 2                    # mask hatched in the last two panels
-    assert len(outlines) == 4 and {(sh.y0, sh.y1, sh.x1) for sh in outlines} == {(1.5, 2.5, T - 0.5)}  # query 3's row
+    # mask hatched in the last two panels
+    assert len(fig.layout.shapes) - len(outlines) == 2
+    # query 3's row
+    assert len(outlines) == 4 and {(sh.y0, sh.y1, sh.x1) for sh in outlines} == {(1.5, 2.5, T - 0.5)}
     assert {sh.xref for sh in outlines} == {"x1", "x2", "x3", "x4"}
 
 
@@ -404,12 +423,16 @@ def test_inside_one_head_stacks_its_panels_on_a_phone():
     narrow = views.inside_view(trace, "encoder", 1, "1", 1, False, views.Look(narrow=True))[0]
     axes = lambda f, a: [f.layout[f"{a}axis{c}"].domain for c in range(1, 5)]
     assert sorted({d[0] for d in axes(wide, "x")}) == [0.0, pytest.approx(0.535)]      # two by two
-    assert {tuple(d) for d in axes(narrow, "x")} == {(0.0, 1.0)}                       # one column, full width
+    # one column, full width
+    assert {tuple(d) for d in axes(narrow, "x")} == {(0.0, 1.0)}
     tops = [d[1] for d in axes(narrow, "y")]
-    assert tops == sorted(tops, reverse=True) and len(set(tops)) == 4                  # panels 1 to 4 downwards
+    # panels 1 to 4 downwards
+    assert tops == sorted(tops, reverse=True) and len(set(tops)) == 4
     assert all(a[0] >= b[1] for a, b in zip(axes(narrow, "y"), axes(narrow, "y")[1:]))  # never overlapping
-    assert "nothing masked" in narrow.layout.annotations[2].text                       # encoder: nothing is masked
-    assert all(np.array_equal(a.z, b.z, equal_nan=True) for a, b in zip(narrow.data, wide.data))   # the same numbers
+    # encoder: nothing is masked
+    assert "nothing masked" in narrow.layout.annotations[2].text
+    # the same numbers
+    assert all(np.array_equal(a.z, b.z, equal_nan=True) for a, b in zip(narrow.data, wide.data))
     assert narrow.layout.height > wide.layout.height
 
 
@@ -419,7 +442,8 @@ def test_a_figure_for_a_phone_wraps_its_title_and_lets_a_swipe_scroll():
     title, height, top = fig.layout.title.text, fig.layout.height, fig.layout.margin.t
     narrow.for_narrow(fig)
     lines = fig.layout.title.text.split("<br>")
-    assert " ".join(lines) == title and all(len(line) <= narrow.NARROW_TITLE_CHARS for line in lines) and len(lines) > 1
+    assert " ".join(lines) == title and all(len(line) <= narrow.NARROW_TITLE_CHARS for line in lines) and \
+        len(lines) > 1
     assert fig.layout.height - height == fig.layout.margin.t - top > 0 and fig.layout.dragmode is False
     again = fig.layout.title.text
     narrow.for_narrow(fig)
@@ -438,7 +462,8 @@ def test_figures_grow_with_the_type_size_and_the_pieces():
         assert draw(large).layout.height > draw(small).layout.height
     long = plots.attention_heatmap(rand_attn(1, 1, 30, 30)[0, 0], ["x"] * 30, ["x"] * 30, "t", font_size=19)
     row_px = (long.layout.height - long.layout.margin.t) / 30
-    assert row_px >= 19 and len(long.layout.yaxis.tickvals) == 30                # every row labelled, a line each
+    # every row labelled, a line each
+    assert row_px >= 19 and len(long.layout.yaxis.tickvals) == 30
 
 
 def test_head_summary_leaves_out_the_decoders_first_row():
@@ -448,7 +473,8 @@ def test_head_summary_leaves_out_the_decoders_first_row():
     for i in range(1, T):
         a[0, 0, i, : i + 1] = 1.0 / (i + 1)          # spread evenly over what it may see
     row = analysis.head_summary(a, "decoder")[0]
-    assert row.entropy == pytest.approx(1.0) and row.label.startswith("broad")   # row 0 would add a 0 and "itself"
+    # row 0 would add a 0 and "itself"
+    assert row.entropy == pytest.approx(1.0) and row.label.startswith("broad")
 
 
 def test_summary_cells_are_readable_labels():
@@ -466,16 +492,19 @@ def test_report_holds_the_views_and_reads_in_both_looks(dark):
     trace = synthetic_trace()
     text = build_report(trace, ModelConfig(d_model=32, n_heads=4), views.Look(dark=dark))
     assert ("background:#111827" in text and "color:#eee" in text) == dark
-    assert "<script src=" not in text and "Plotly.newPlot" in text and len(text) > 3_000_000   # inlined: offline
+    # inlined: offline
+    assert "<script src=" not in text and "Plotly.newPlot" in text and len(text) > 3_000_000
     assert text.count("<h3 id='step-") == len(trace.steps) and "s0 s1 s2 s3" in text.split("</h1>")[0]
     assert text.count("Inside ") >= 3 and "every layer × head" in text
     assert report_filename("Le café <b>noir</b>!") == "transformer-trace-le-cafe-b-noir-b.html"
     # a table of contents that links every part and every step; each figure a placeholder drawn when seen
     toc = text.split("<nav class='toc'>")[1].split("</nav>")[0]
-    for anchor in ["steps", "encoder", "decoder", "cross", "positional"] + [f"step-{t + 1}" for t in range(len(trace.steps))]:
+    for anchor in ["steps", "encoder", "decoder", "cross", "positional"] + \
+            [f"step-{t + 1}" for t in range(len(trace.steps))]:
         assert f"href='#{anchor}'" in toc and f"id='{anchor}'" in text
     figs = json.loads(text.split("<script type='application/json' id='figures'>")[1].split("</script>")[0])
-    assert text.count("<div class='fig' id='fig-") == len(figs) > 20 and all("data" in f and "layout" in f for f in figs)
+    assert text.count("<div class='fig' id='fig-") == len(figs) > 20 and \
+        all("data" in f and "layout" in f for f in figs)
 
 
 def test_a_long_prefix_shows_its_end_and_keeps_the_whole_on_hover():
@@ -510,7 +539,8 @@ def test_grid_sends_exact_thousandths_in_little_more_than_a_byte_a_cell():
         assert traces[0]["z"]["dtype"] == "u1" and base.shape == (7, 9)
         for top in traces[1:]:                                          # the exact peaks, drawn on top
             base[typed(top["y"]).astype(int) - 1, typed(top["x"]).astype(int) - 1] = typed(top["z"])
-        np.testing.assert_array_equal(base / 1000, np.round(a[n // 3, n % 3], 3))   # what the hover shows, /1000
+        # what the hover shows, /1000
+        np.testing.assert_array_equal(base / 1000, np.round(a[n // 3, n % 3], 3))
 
 
 def test_masked_grid_sends_only_computed_cells():
@@ -568,7 +598,8 @@ def test_the_architecture_diagram_is_drawn_from_the_config():
     from transformer.config import ModelConfig
     cfg = ModelConfig(d_model=64, n_heads=4, n_encoder_layers=5, n_decoder_layers=2, d_ff=128, vocab_size=900)
     html_text = views.architecture_html(cfg, 12_345)
-    assert "Encoder layer × 5" in html_text and "Decoder layer × 2" in html_text      # stacked, as in the paper
+    # stacked, as in the paper
+    assert "Encoder layer × 5" in html_text and "Decoder layer × 2" in html_text
     assert "d_model = 64" in html_text and "d_k = d_v = 16" in html_text and "12,345 parameters" in html_text
     assert "900 pieces × 64" in html_text
 
@@ -578,16 +609,20 @@ def test_the_steps_so_far_never_show_the_pieces_to_come_and_labels_never_overlap
     from transformer.viz import plots
     T, S = 56, 20
     outs = [f"▁mot{t}" for t in range(T)]
-    fig = plots.cross_steps_heatmap(np.full((T, S), 1 / S), 1, outs, [f"▁w{s}" for s in range(S)], "t").to_dict()
+    fig = plots.cross_steps_heatmap(np.full((T, S), 1 / S), 1, outs, [f"▁w{s}" for s in range(S)],
+                                    "t").to_dict()
     y = fig["layout"]["yaxis"]
     shown = " ".join(y["ticktext"]) + " ".join(map(str, fig["data"][0]["y"]))
-    assert "mot0" in shown and not any(f"mot{t}" in shown for t in range(1, T))      # step 1: only its own piece
+    # step 1: only its own piece
+    assert "mot0" in shown and not any(f"mot{t}" in shown for t in range(1, T))
     font = fig["layout"]["font"]["size"]
-    assert len(y["tickvals"]) * 1.2 * font <= fig["layout"]["height"]                   # one label per line of type
+    # one label per line of type
+    assert len(y["tickvals"]) * 1.2 * font <= fig["layout"]["height"]
 
 
 def test_a_title_with_lines_of_its_own_has_each_long_line_wrapped_on_a_phone():
-    fig = plots.topk_bar(["▁a"], [1.0], title="Baseline (the paper's choices)<br>Cross-attention (decoder → source): "
+    fig = plots.topk_bar(["▁a"], [1.0],
+                         title="Baseline (the paper's choices)<br>Cross-attention (decoder → source): "
                                               "layer 3, mean over heads")
     height = fig.layout.height
     lines = narrow.for_narrow(fig).layout.title.text.split("<br>")
@@ -595,31 +630,38 @@ def test_a_title_with_lines_of_its_own_has_each_long_line_wrapped_on_a_phone():
     assert all(len(line) <= narrow.NARROW_TITLE_CHARS for line in lines) and fig.layout.height > height
 
 
-LONG_PIECES = ("▁When ▁the ▁students ▁arrived ▁at ▁the ▁lecture ▁hall ▁this ▁morning , ▁the ▁professor ▁had ▁already "
-               "▁written ▁the ▁e qu ations ▁of ▁the ▁attention ▁mechanism ▁on ▁the ▁board . </s>").split()   # 29
+# 29
+LONG_PIECES = ("▁When ▁the ▁students ▁arrived ▁at ▁the ▁lecture ▁hall ▁this ▁morning , ▁the ▁professor ▁had "
+               "▁already ▁written ▁the ▁e qu ations ▁of ▁the ▁attention ▁mechanism ▁on ▁the ▁board . "
+               "</s>").split()
 
 
 def test_a_long_sentences_map_on_a_phone_has_labels_that_never_overprint():
-    """for_narrow on a 29 × 29 map: the labels cut to NARROW_LABEL_CHARS, the key labels upright and thinned to
-    one a line of type across the plot a NARROW_WIDTH-px figure leaves (the colour bar laid across the top, not
-    beside), the query labels one a line of type down the plot; the cells keep the whole numbered pieces, which the
-    hover shows; and a second pass (a cached figure) changes nothing."""
+    """for_narrow on a 29 × 29 map: the labels cut to NARROW_LABEL_CHARS, the key labels upright and thinned
+    to one a line of type across the plot a NARROW_WIDTH-px figure leaves (the colour bar laid across the top,
+    not beside), the query labels one a line of type down the plot; the cells keep the whole numbered pieces,
+    which the hover shows; and a second pass (a cached figure) changes nothing."""
     import html
-    fig = plots.attention_heatmap(rand_attn(1, 1, 29, 29)[0, 0], LONG_PIECES, LONG_PIECES, "Encoder self-attention: "
-                                  "layer 1, head 1", xaxis_title="source piece (key)", yaxis_title="source piece (query)")
+    fig = plots.attention_heatmap(rand_attn(1, 1, 29, 29)[0, 0], LONG_PIECES, LONG_PIECES,
+                                  "Encoder self-attention: "
+                                  "layer 1, head 1", xaxis_title="source piece (key)",
+                                  yaxis_title="source piece (query)")
     height = fig.layout.height
     narrow.for_narrow(fig)
     x, y, lay, font = fig.layout.xaxis, fig.layout.yaxis, fig.layout, fig.layout.font.size
-    assert fig.data[0].colorbar.orientation == "h" and y.domain[1] < 1 and lay.height > height   # across the top
+    # across the top
+    assert fig.data[0].colorbar.orientation == "h" and y.domain[1] < 1 and lay.height > height
     assert all(len(html.unescape(t)) <= narrow.NARROW_LABEL_CHARS for t in (*x.ticktext, *y.ticktext))
-    assert "13 ▁profe…" in x.ticktext + y.ticktext and "13 ▁professor" in fig.data[0].x    # cut; whole in the cell
+    # cut; whole in the cell
+    assert "13 ▁profe…" in x.ticktext + y.ticktext and "13 ▁professor" in fig.data[0].x
     assert "%{x}" in fig.data[0].hovertemplate and "%{y}" in fig.data[0].hovertemplate
     cells = list(fig.data[0].x)
     k = cells.index(x.tickvals[1])
     assert x.tickangle == -90 and 5 <= len(x.tickvals) < 29 and list(x.tickvals) == cells[::k]   # every k-th
     pitch = lambda axis: narrow.LINE_EM * axis.tickfont.size + 3   # noqa: E731
     label_w = narrow.NARROW_LABEL_CHARS * narrow.CHAR_EM * y.tickfont.size
-    across = narrow.NARROW_WIDTH - lay.margin.l - lay.margin.r - label_w - narrow.LINE_EM * font   # the y labels, title
+    # the y labels, title
+    across = narrow.NARROW_WIDTH - lay.margin.l - lay.margin.r - label_w - narrow.LINE_EM * font
     assert len(x.tickvals) * pitch(x) <= across
     down = (lay.height - lay.margin.t - lay.margin.b) * (y.domain[1] - y.domain[0])
     assert len(y.tickvals) * pitch(y) <= down and len(y.tickvals) >= 10
@@ -629,15 +671,17 @@ def test_a_long_sentences_map_on_a_phone_has_labels_that_never_overprint():
 
 
 def test_a_bar_chart_over_a_long_sentence_on_a_phone_thins_its_labels_and_keeps_its_bar_numbers_clear():
-    fig = narrow.for_narrow(plots.source_attention_bar(LONG_PIECES, np.full(29, 1 / 29), "Cross-attention at step 1"))
+    fig = narrow.for_narrow(plots.source_attention_bar(LONG_PIECES, np.full(29, 1 / 29),
+                                                       "Cross-attention at step 1"))
     x = fig.layout.xaxis
-    assert x.tickangle == -90 and len(x.tickvals) < 29 and x.ticklabelstandoff > 0     # clear of the y axis's 0
+    # clear of the y axis's 0
+    assert x.tickangle == -90 and len(x.tickvals) < 29 and x.ticklabelstandoff > 0
     assert len(fig.data[0].x) == 29 and "▁professor" in " ".join(fig.data[0].x)
 
 
 def test_the_head_summary_on_a_phone_is_turned_and_its_texts_fit_their_cells():
-    """Six layers of eight heads: a column a layer (a row a head), every cell's lines narrower than its column in a
-    NARROW_WIDTH-px figure, the whole label, the strongest pattern and the rank in the hover."""
+    """Six layers of eight heads: a column a layer (a row a head), every cell's lines narrower than its column
+    in a NARROW_WIDTH-px figure, the whole label, the strongest pattern and the rank in the hover."""
     import html
     import re
     trace = synthetic_trace(S=12, T=6, L=6, H=8)
@@ -645,7 +689,8 @@ def test_the_head_summary_on_a_phone_is_turned_and_its_texts_fit_their_cells():
     fig = narrow.for_narrow(fig)
     validated(fig)
     heat = fig.data[0]
-    assert list(heat.x) == [f"layer {l}" for l in range(1, 7)] and list(heat.y) == [f"head {h}" for h in range(1, 9)]
+    assert list(heat.x) == [f"layer {l}" for l in range(1, 7)] and \
+        list(heat.y) == [f"head {h}" for h in range(1, 9)]
     assert np.asarray(heat.z).shape == (8, 6)
     assert list(fig.layout.xaxis.ticktext) == [f"L{l}" for l in range(1, 7)]
     notes = fig.layout.annotations
@@ -654,18 +699,21 @@ def test_the_head_summary_on_a_phone_is_turned_and_its_texts_fit_their_cells():
     column = (narrow.NARROW_WIDTH - fig.layout.margin.l - fig.layout.margin.r - label_w) / 6 - 2
     for note in notes:
         lines = [re.sub(r"<[^>]+>", "", line) for line in note.text.split("<br>")]
-        assert max(len(html.unescape(line)) for line in lines) * narrow.CHAR_EM * note.font.size <= column, note.text
+        assert max(len(html.unescape(line)) for line in lines) * narrow.CHAR_EM * note.font.size <= column, \
+            note.text
     rows = {(r[1], r[2]): r for r in table}                                             # (layer, head) -> row
     first = heat.customdata[0][0]                                                       # head 1, layer 1
     assert "layer 1, head 1" in first and rows[(1, 1)][5] in html.unescape(first)
     assert f"#{rows[(1, 1)][0]} most distinctive" in first and "entropy" in first
     wide = views.summary_view(trace, "encoder", views.Look())[0]
-    assert list(wide.data[0].x) == [f"head {h}" for h in range(1, 9)]                  # the desktop's stays as it was
+    # the desktop's stays as it was
+    assert list(wide.data[0].x) == [f"head {h}" for h in range(1, 9)]
 
 
 def test_notes_on_a_phone_wrap_to_the_column_and_keep_clear_of_the_title():
-    """The positional map's note over the plot's top right ("outlined: your input…") wrapped from the plot's left
-    edge, the top margin grown by its lines with the title kept where it stood; an empty figure's message wrapped."""
+    """The positional map's note over the plot's top right ("outlined: your input…") wrapped from the plot's
+    left edge, the top margin grown by its lines with the title kept where it stood; an empty figure's message
+    wrapped."""
     fig = positional_plots.positional_heatmap(sinusoidal_encoding(64, 256), 29)
     top, height = fig.layout.margin.t, fig.layout.height
     narrow.for_narrow(fig)
@@ -673,12 +721,15 @@ def test_notes_on_a_phone_wrap_to_the_column_and_keep_clear_of_the_title():
     lines = note.text.split("<br>")
     assert len(lines) >= 2 and " ".join(lines).startswith("outlined: your input") and note.xanchor == "left"
     size = note.font.size or fig.layout.font.size
-    assert all(len(line) * narrow.CHAR_EM * size <= narrow.NARROW_WIDTH - 75 for line in lines)   # from the plot's left
+    # from the plot's left
+    assert all(len(line) * narrow.CHAR_EM * size <= narrow.NARROW_WIDTH - 75 for line in lines)
     grown = fig.layout.margin.t - top
     assert grown >= len(lines) * narrow.LINE_EM * size and fig.layout.height - height == grown
     title = fig.layout.title
-    assert title.yref == "container" and title.yanchor == "top" and (1 - title.y) * fig.layout.height < top / 2
+    assert title.yref == "container" and title.yanchor == "top" and \
+        (1 - title.y) * fig.layout.height < top / 2
     assert narrow.for_narrow(fig).layout.margin.t == top + grown                        # once only
-    empty = narrow.for_narrow(figure.empty_figure("Type your French and press Score my French to see the model read it."))
+    empty = narrow.for_narrow(figure.empty_figure("Type your French and press Score my French to see the "
+                                                  "model read it."))
     assert all(len(line) * narrow.CHAR_EM * empty.layout.annotations[0].font.size <= narrow.NARROW_WIDTH - 20
                for line in empty.layout.annotations[0].text.split("<br>"))

@@ -1,6 +1,6 @@
 """Presenter mode's figures (Look.large), checked from their JSON without a browser: every text at the
-projector's least size, titles that fit, piece axes that Plotly thins to their length, at most two panels side by
-side. tests/test_browser_projector.py measures the same figures as Chromium draws them at 1920×1080."""
+projector's least size, titles that fit, piece axes that Plotly thins to their length, at most two panels side
+by side. tests/test_browser_projector.py measures the same figures as Chromium draws them at 1920×1080."""
 from __future__ import annotations
 
 import html
@@ -50,7 +50,8 @@ def large_figures(tiny_translator, bundled_checkpoint):
                        *views.inside_view(trace, kind, 1, "3", 2, True, lk)[:2]]
     model, bos = tr.model, tr.cfg.bos_id
     figs["layer"] = [layer_views.layer_figure(inside_layer.layer_parts(
-        model, trace.source.ids, [bos, *trace.tgt_ids[:-1]], "decoder", 1, 0, trace.decoder.queries), lk.dark, lk.font)]
+        model, trace.source.ids, [bos, *trace.tgt_ids[:-1]], "decoder", 1, 0, trace.decoder.queries), lk.dark,
+                                              lk.font)]
     lens = lens_module.logit_lens(model, trace.source.ids, trace.tgt_ids, tr.tokenizer.pieces)
     hv = vectors.head_vectors(model, trace.source.ids, [bos, *trace.tgt_ids[:-1]], "cross", 1, 1,
                               views.query_labels(trace, trace.cross), trace.cross.keys)
@@ -58,28 +59,34 @@ def large_figures(tiny_translator, bundled_checkpoint):
     _, attrs = tr.attribution(TEXT, "gradient_x_input")
     _, contrast = tr.attribution(TEXT, "gradient_x_input", step=1, rival=trace.steps[0].topk_pieces[1])
     figs["why"] = [why_views.lens_figure(lens, 1, lk.dark, lk.font), *why_views.vectors_view(
-        hv, parts, trace.cross, 1, 1, 1, lk.dark, lk.font)[1:], *why_views.attribution_views(trace, attrs, 1, lk)[1:],
-        why_views.contrast_figure(trace, contrast, attrs, 1, lk)]
+        hv, parts, trace.cross, 1, 1, 1, lk.dark, lk.font)[1:],
+                   *why_views.attribution_views(trace, attrs, 1, lk)[1:],
+                   why_views.contrast_figure(trace, contrast, attrs, 1, lk)]
     forced = tr.forced(TEXT, "J'ai cinq pommes.")
-    figs["steer"] = [steering.forced_figure([p.piece for p in forced.pieces], [p.probability for p in forced.pieces],
-                                            [p.rank for p in forced.pieces], [p.top_piece for p in forced.pieces],
-                                            "Probability of each of your pieces (rank when not the top choice)",
-                                            lk.dark, lk.font),
+    figs["steer"] = [steering.forced_figure([p.piece for p in forced.pieces],
+                                            [p.probability for p in forced.pieces],
+                                            [p.rank for p in forced.pieces],
+                                            [p.top_piece for p in forced.pieces],
+                                            "Probability of each of your pieces (rank when not the top "
+                                            "choice)", lk.dark, lk.font),
                      steering.beam_tree_figure(tr.beam(TEXT, 3), lk.dark, lk.font)]
     replay = load_replay(bundled_checkpoint / "replay.npz").thin(12)
     figs["learned"] = list(learning.learning_view(replay, 0, 5, "cross", 1, "mean over heads", lk)[1:])
     figs["compare"] = []
-    for run in sorted((bundled_checkpoint.parent / "toy-runs").glob("*.json")):   # each design choice's shipped run
+    # each design choice's shipped run
+    for run in sorted((bundled_checkpoint.parent / "toy-runs").glob("*.json")):
         snap = json.loads(run.read_text(encoding="utf-8"))
-        figs["compare"] += [toy.loss_figure(snap, lk.dark, lk.font), toy.choice_figure(snap, lk.dark, lk.font),
+        figs["compare"] += [toy.loss_figure(snap, lk.dark, lk.font),
+                            toy.choice_figure(snap, lk.dark, lk.font),
                             toy.attention_figure(snap, lk.dark, lk.font)]
     assert len(figs["compare"]) == 3 * 5
     return figs
 
 
 def test_every_presenter_figure_writes_every_text_at_the_projectors_least_size(large_figures):
-    """Titles, ticks, axis titles, legends, colour bars, annotations, cell values: none under 28 px, none left to
-    Plotly's automatic size (a heatmap's cell values shrink to their cells); a bar's value is never shrunk."""
+    """Titles, ticks, axis titles, legends, colour bars, annotations, cell values: none under 28 px, none left
+    to Plotly's automatic size (a heatmap's cell values shrink to their cells); a bar's value is never
+    shrunk."""
     assert PRESENTER_FONT >= LEAST
     for view, figs in large_figures.items():
         for fig in figs:
@@ -104,7 +111,8 @@ def test_presenter_titles_fit_a_half_width_figure_and_axes_of_pieces_are_thinned
             for key, axis in layout.items():
                 if key.startswith(("xaxis", "yaxis")) and axis.get("type") == "category" \
                         and axis.get("showticklabels", True):
-                    assert "tickvals" not in axis, (view, key)        # a fixed list would overprint at this size
+                    # a fixed list would overprint at this size
+                    assert "tickvals" not in axis, (view, key)
                 if key.startswith("xaxis") and axis.get("showticklabels", True):
                     assert "tickangle" not in axis, (view, key)       # level, 45° or upright: as they fit
 
@@ -117,7 +125,8 @@ def panels_side_by_side(fig) -> int:
         if re.fullmatch(r"xaxis\d*", key):
             y = layout.get("yaxis" + key[5:], {})
             boxes.append((axis.get("domain", [0, 1]), y.get("domain", [0, 1])))
-    return max((sum(1 for _, (b0, b1) in boxes if b0 < y1 - 1e-6 and y0 < b1 - 1e-6) for _, (y0, y1) in boxes),
+    return max((sum(1 for _, (b0, b1) in boxes if b0 < y1 - 1e-6 and y0 < b1 - 1e-6)
+                for _, (y0, y1) in boxes),
                default=1)
 
 
@@ -132,14 +141,16 @@ def test_presenter_figures_put_at_most_two_panels_side_by_side(large_figures):
                 assert panels_side_by_side(fig) <= 2, (view, fig.layout.title.text)
     layer = large_figures["layer"][0]
     assert panels_side_by_side(layer) == 2
-    assert layer.layout.xaxis3.domain == (0, 1)                        # the feed-forward's panel the whole width
+    # the feed-forward's panel the whole width
+    assert layer.layout.xaxis3.domain == (0, 1)
 
 
 def test_the_beam_tree_grows_downwards_on_a_projector(tiny_translator):
     """Steps a line of type apart, the candidates of a step side by side: every piece whole at 28 px."""
     result = tiny_translator.beam(TEXT, 3)
     fig = steering.beam_tree_figure(result, font_size=PRESENTER_FONT)
-    assert fig.layout.yaxis.title.text == "decoding step" and fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]
+    assert fig.layout.yaxis.title.text == "decoding step" and \
+        fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]
     steps = max(n.step for n in result.nodes) + 1
     assert fig.layout.height >= steps * 1.5 * PRESENTER_FONT
     assert {t.textposition for t in fig.data if t.text is not None} == {"middle right"}
@@ -157,7 +168,8 @@ def test_a_long_title_is_wrapped_from_the_top_and_the_figure_grows_by_its_lines(
     assert len(lines) == 2 and " ".join(lines) == title
     assert abs(len(lines[0]) - len(lines[1])) < 20                         # balanced, no line of one word
     grown = int(1.3 * (PRESENTER_FONT + 1))
-    assert fig.layout.height == same.layout.height + grown and fig.layout.margin.t == same.layout.margin.t + grown
+    assert fig.layout.height == same.layout.height + grown and \
+        fig.layout.margin.t == same.layout.margin.t + grown
     assert fig.layout.title.yanchor == "top" and fig.layout.title.yref == "container"
 
 
@@ -171,7 +183,8 @@ def test_an_upright_axis_title_longer_than_its_plot_is_wrapped():
 
 
 def test_normal_figures_are_left_as_they_were():
-    """Presenter mode's rules apply at its type size only: the page's own figures keep their labels and sizes."""
+    """Presenter mode's rules apply at its type size only: the page's own figures keep their labels and
+    sizes."""
     assert figure.grow(520, BASE_FONT) == 520
     fig = plots.attention_heatmap(rand_attn(1, 1, 30, 30)[0, 0], ["x"] * 30, ["x"] * 30, "t")
     assert len(fig.layout.xaxis.tickvals) == 30 and fig.layout.xaxis.tickangle == -45

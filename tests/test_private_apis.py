@@ -1,11 +1,12 @@
 """Private library APIs the project relies on, and the public replacements it uses instead.
 
 - Plotly's ``go.Figure(..., _validate=False)``: kept for speed, tested in test_plots.py (figure_from_dicts).
-- Plotly's figure properties ``fig._data``, ``fig._layout`` and ``fig._frame_objs``: read to make a figure's JSON
-  without deep-copying its arrays (figure_json), tested in test_plots.py against ``fig.to_json()``.
-- Gradio's ``GRADIO_ANALYTICS_CACHE_FREQUENCY`` and ``GRADIO_ANALYTICS_MAX_EVENTS`` (environment variables its queue
-  reads, not in its docs): the app sets them so that Gradio sums up its events rarely (ui/demo.py ``serve``),
-  tested in test_reliability.py; were they dropped, the app would still work, only slower under load.
+- Plotly's figure properties ``fig._data``, ``fig._layout`` and ``fig._frame_objs``: read to make a figure's
+  JSON without deep-copying its arrays (figure_json), tested in test_plots.py against ``fig.to_json()``.
+- Gradio's ``GRADIO_ANALYTICS_CACHE_FREQUENCY`` and ``GRADIO_ANALYTICS_MAX_EVENTS`` (environment variables its
+  queue reads, not in its docs): the app sets them so that Gradio sums up its events rarely (ui/demo.py
+  ``serve``), tested in test_reliability.py; were they dropped, the app would still work, only slower under
+  load.
 - CPU bf16 support: training reads the CPU's flags (/proc/cpuinfo: avx512_bf16, amx_bf16), a public
   source, instead of ``torch.cpu._is_avx512_bf16_supported``.
 """

@@ -1,5 +1,6 @@
-"""The README's file map ("The package") matches the tree (issue 42): every file or folder it names exists, and every
-module of the package, the page, bench/ and tools/ is named in it, so a newcomer finds each from the map alone."""
+"""The README's file map ("The package") matches the tree (issue 42): every file or folder it names exists,
+and every module of the package, the page, bench/ and tools/ is named in it, so a newcomer finds each from the
+map alone."""
 from __future__ import annotations
 
 import re
@@ -18,14 +19,15 @@ def file_map() -> list[tuple[str, str]]:
 
 
 def named_paths() -> set[Path]:
-    """Each name in backticks in the file column: the first of a row is a path from the root, the next ones are
-    beside it (`transformer/steering.py`, `why.py` names transformer/why.py)."""
+    """Each name in backticks in the file column: the first of a row is a path from the root, the next ones
+    are beside it (`transformer/steering.py`, `why.py` names transformer/why.py)."""
     out = set()
     for files, _ in file_map():
         names = re.findall(r"`([^`]+)`", files)
         base = None
         for name in names:
-            if base is None or "/" in name and not name.startswith(("static/", "tabs/")) and (ROOT / name.split("/")[0]).exists():
+            if base is None or "/" in name and not name.startswith(("static/", "tabs/")) and \
+                    (ROOT / name.split("/")[0]).exists():
                 path = ROOT / name
                 base = path.parent if not name.endswith("/") else path.parent
             else:
@@ -44,8 +46,8 @@ def test_every_module_is_in_the_map():
     folders = {p for p in named if p.is_dir()}
     tabs = next(role for files, role in file_map() if "ui/tabs/<tab>.py" in files)
     unnamed = []
-    for pattern in ("transformer/**/*.py", "ui/*.py", "ui/static/*.js", "bench/*.py", "tools/*.py", "tools/*.sh",
-                    "harness/*.py"):
+    for pattern in ("transformer/**/*.py", "ui/*.py", "ui/static/*.js", "bench/*.py", "tools/*.py",
+                    "tools/*.sh", "harness/*.py"):
         for path in sorted(ROOT.glob(pattern)):
             if path.name in SKIP or path in named or any(f in path.parents for f in folders):
                 continue

@@ -39,7 +39,8 @@ def test_any_text_gives_a_translation_or_a_clear_message(tiny_translator, text):
     chips = views.pieces_html(trace)
     for p in trace.src_pieces + trace.tgt_pieces:
         assert html.escape(p) in chips
-    assert "<script" not in chips and "<img" not in chips and chips.count("<b>") == 3   # only our labels: source, target, confidence
+    # only our labels: source, target, confidence
+    assert "<script" not in chips and "<img" not in chips and chips.count("<b>") == 3
     views.step_view(trace, 1, 1, "mean over heads", lk)
     for kind in ("encoder", "decoder", "cross"):
         views.explorer_figure(trace, kind, 1, "1", "head", True, lk).to_json()
@@ -76,8 +77,8 @@ def test_unknown_script_is_explained(tiny_translator):
 
 # ------------------------------------------------------------------ faults at start
 def run_app_expecting_error(args):
-    r = subprocess.run([sys.executable, "app.py", "--port", str(free_port()), *args], cwd=ROOT, capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run([sys.executable, "app.py", "--port", str(free_port()), *args], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stderr and r.stderr.strip().startswith("error:")
     assert len(r.stderr.strip().splitlines()) == 1 and "--checkpoint" in r.stderr
@@ -91,7 +92,8 @@ def test_app_refuses_bad_checkpoints_with_one_clear_line(tmp_path, bundled_check
     w = bad / "model.safetensors"
     w.write_bytes(w.read_bytes()[:1000])
     assert "truncated or corrupt" in run_app_expecting_error(["--checkpoint", str(bad)])
-    (bad / "config.json").write_text((bundled_checkpoint / "config.json").read_text().replace('"d_ff": 1024', '"d_ff": 512'))
+    (bad / "config.json").write_text((bundled_checkpoint / "config.json").read_text()
+                                     .replace('"d_ff": 1024', '"d_ff": 512'))
     shutil.copy(bundled_checkpoint / "model.safetensors", w)
     assert "do not match" in run_app_expecting_error(["--checkpoint", str(bad)])
 
@@ -128,8 +130,8 @@ def test_one_users_model_error_does_not_stop_others(tiny_translator, tmp_path):
 
 
 def test_gradio_sums_up_its_events_and_sends_queue_positions_rarely(tiny_translator, tmp_path, monkeypatch):
-    """Gradio's queue sums up its recorded events (a pandas table) after each event unless told otherwise; the app
-    tells it once per 1,000 events, of the last 2,000, and a value set in the environment still wins."""
+    """Gradio's queue sums up its recorded events (a pandas table) after each event unless told otherwise; the
+    app tells it once per 1,000 events, of the last 2,000, and a value set in the environment still wins."""
     sys.path.insert(0, str(ROOT))
     from ui.demo import build_demo, serve
     from ui.settings import APP_GRADIO_ANALYTICS, APP_STATUS_UPDATE_RATE
@@ -141,12 +143,14 @@ def test_gradio_sums_up_its_events_and_sends_queue_positions_rarely(tiny_transla
     demo = build_demo(tiny_translator, tmp_path)
     serve(demo, "127.0.0.1", free_port(), False, 16, block=False)
     try:
-        assert demo._queue.ANAYLTICS_CACHE_FREQUENCY == APP_GRADIO_ANALYTICS["GRADIO_ANALYTICS_CACHE_FREQUENCY"]
+        assert demo._queue.ANAYLTICS_CACHE_FREQUENCY == APP_GRADIO_ANALYTICS[
+            "GRADIO_ANALYTICS_CACHE_FREQUENCY"]
         assert demo._queue.ANALYTICS_MAX_EVENTS == 123
-        # queue positions: each waiting request every APP_STATUS_UPDATE_RATE seconds (and at once when it joins),
-        # not all of them each time any request starts (Gradio's "auto")
+        # queue positions: each waiting request every APP_STATUS_UPDATE_RATE seconds (and at once when it
+        # joins), not all of them each time any request starts (Gradio's "auto")
         assert demo._queue.live_updates is False and demo._queue.update_intervals == APP_STATUS_UPDATE_RATE
-        # sessions kept: the app's cap, not Gradio's 10,000 (issue 38: each session keeps a trace and a page config)
+        # sessions kept: the app's cap, not Gradio's 10,000 (issue 38: each session keeps a trace and a page
+        # config)
         from ui.settings import APP_MAX_SESSIONS
         assert demo.state_session_capacity == APP_MAX_SESSIONS < 10_000
         assert demo.server_app.state_holder.capacity == APP_MAX_SESSIONS       # what the server actually uses
@@ -156,7 +160,8 @@ def test_gradio_sums_up_its_events_and_sends_queue_positions_rarely(tiny_transla
     assert status_update_rate(" Auto ") == "auto" and status_update_rate("2.5") == 2.5
     for bad in ("0", "-1", "abc", "nan", "inf"):        # 0 would make Gradio's queue loop without a pause
         assert status_update_rate(bad) == APP_STATUS_UPDATE_RATE
-    import app                                           # the app's option, from the environment as every APP_*
+    # the app's option, from the environment as every APP_*
+    import app
     assert app.parse_args([]).status_update_rate == APP_STATUS_UPDATE_RATE
     monkeypatch.setenv("APP_STATUS_UPDATE_RATE", "auto")
     assert app.parse_args([]).status_update_rate == "auto"

@@ -1,7 +1,7 @@
-"""The live rooms hold (issue 38): a real redis-server hung and stopped under a running lecture, an app process
-restarted under a live room, a client flooding room creation or guessing codes, a presenter publishing too fast.
-Each checks what the people in the room are told: the follower's stream and routes, the presenter's status line,
-and the app's log (one line per outage, no traceback)."""
+"""The live rooms hold (issue 38): a real redis-server hung and stopped under a running lecture, an app
+process restarted under a live room, a client flooding room creation or guessing codes, a presenter publishing
+too fast. Each checks what the people in the room are told: the follower's stream and routes, the presenter's
+status line, and the app's log (one line per outage, no traceback)."""
 from __future__ import annotations
 
 import asyncio
@@ -17,7 +17,7 @@ import httpx
 from harness.app import free_port, start_app, stop_app
 from harness.gradio_page import AppConfig, Page
 from harness.redis_server import start_redis, stop_redis
-from ui.rooms import RoomKeys
+from ui.room_keys import RoomKeys
 
 VIEW = {"text": "The cat is sleeping on the sofa.", "tab": "steps", "step": "2"}
 
@@ -30,7 +30,8 @@ class Follower:
         self.closed = threading.Event()
         headers = {"Last-Event-ID": str(after)} if after else {}
         self.status = None
-        threading.Thread(target=self.read, args=(f"{url}live/rooms/{code}/events", headers), daemon=True).start()
+        threading.Thread(target=self.read, args=(f"{url}live/rooms/"
+                                                 f"{code}/events", headers), daemon=True).start()
 
     def read(self, url: str, headers: dict) -> None:
         try:
@@ -73,14 +74,15 @@ def test_a_hung_then_stopped_redis_is_said_plainly_and_the_lecture_resumes(bundl
     redis_proc = start_redis(port)
     url = f"redis://127.0.0.1:{port}/0"
     from ui.rooms_redis import RedisRooms
-    rooms = RedisRooms(url)          # the presenter, on an app process of its own (its key: this machine's file)
+    # the presenter, on an app process of its own (its key: this machine's file)
+    rooms = RedisRooms(url)
     code, secret = rooms.create()
     rooms.publish(code, secret, VIEW)
     proc, app = start_app(["--redis", url])
 
     async def presenter(events: list) -> list[str]:
-        """A presenter's page on the app: its status line after each of `events` (start, publish; a function is
-        run between them)."""
+        """A presenter's page on the app: its status line after each of `events` (start, publish; a function
+        is run between them)."""
         http, config, page = await presenter_page(app)
         ids, notes = live_parts(config), []
         page.values[ids["text"]] = "The dog runs."
@@ -103,15 +105,20 @@ def test_a_hung_then_stopped_redis_is_said_plainly_and_the_lecture_resumes(bundl
         for path in ("", "/view"):
             r = httpx.get(f"{app}live/rooms/{code}{path}", timeout=30)
             assert r.status_code == 503 and "interrupted" in r.json()["error"] and r.headers["retry-after"]
-        assert httpx.get(f"{app}?follow={code}", timeout=30).status_code == 200   # the page itself still opens
-        time.sleep(3)                                                    # a few seconds of outage: no log flood
+        # the page itself still opens
+        assert httpx.get(f"{app}?follow={code}", timeout=30).status_code == 200
+        # a few seconds of outage: no log flood
+        time.sleep(3)
         os.kill(redis_proc.pid, signal.SIGCONT)
         follower.wait(lambda e, d: e == "resumed")
-        hang, wake = (lambda: os.kill(redis_proc.pid, signal.SIGSTOP)), (lambda: os.kill(redis_proc.pid, signal.SIGCONT))
-        pause = lambda: time.sleep(0.3)                                 # noqa: E731  (a publish at most each 0.2 s)
-        notes = asyncio.run(presenter(["start", "publish", hang, pause, "publish", pause, "publish", wake, pause,
-                                       "publish"]))
-        assert notes[:2] == ["", ""] and all("Publishing is paused" in n for n in notes[2:4]) and notes[4] == ""
+        hang, wake = ((lambda: os.kill(redis_proc.pid, signal.SIGSTOP)),
+                      (lambda: os.kill(redis_proc.pid, signal.SIGCONT)))
+        # (a publish at most each 0.2 s)
+        pause = lambda: time.sleep(0.3)                                 # noqa: E731
+        notes = asyncio.run(presenter(["start", "publish", hang, pause, "publish", pause, "publish", wake,
+                                       pause, "publish"]))
+        assert notes[:2] == ["", ""] and all("Publishing is paused" in n for n in notes[2:4]) and \
+            notes[4] == ""
         follower.wait(lambda e, d: e == "interrupted")
         follower.wait(lambda e, d: e == "resumed")
         rooms.publish(code, secret, {**VIEW, "step": "3"})               # nothing lost: the room goes on
@@ -121,7 +128,8 @@ def test_a_hung_then_stopped_redis_is_said_plainly_and_the_lecture_resumes(bundl
         redis_proc = start_redis(port)
         follower.wait(lambda e, d: e == "lost")                          # gone without an end: the room waits
         assert not follower.closed.is_set()
-        assert RedisRooms(url).adopt(code, secret)                       # its presenter's page takes it up again
+        # its presenter's page takes it up again
+        assert RedisRooms(url).adopt(code, secret)
         RedisRooms(url).publish(code, secret, {**VIEW, "step": "4"})
         event, data = follower.wait(is_view("4"))
         assert data["version"] > 3                                       # above what the followers saw before
@@ -147,8 +155,8 @@ async def presenter_page(url: str, room: dict | None = None):
 
 def live_parts(app: AppConfig) -> dict:
     return {name: app.find(elem_id=elem) for name, elem in
-            (("start", "live-start"), ("end", "live-end"), ("publish", "live-publish"), ("note", "live-status"),
-             ("panel", "live-panel"), ("text", "src-text"), ("go", "translate-btn"))}
+            (("start", "live-start"), ("end", "live-end"), ("publish", "live-publish"),
+             ("note", "live-status"), ("panel", "live-panel"), ("text", "src-text"), ("go", "translate-btn"))}
 
 
 def browser_room(app: AppConfig, page: Page) -> dict:
@@ -176,7 +184,8 @@ def test_a_presenter_is_told_when_publishing_pauses_and_the_room_survives_an_app
         proc_box[0] = start_app(port=port)[0]                            # ...and starts again, empty
         r = httpx.get(f"{url}live/rooms/{room['code']}")
         assert r.status_code == 404 and not r.json()["ended"]            # a follower waits (follow.js)
-        page.values[app.find(elem_id="step-slider")] = 3                # beyond the slider's built range (1-2)
+        # beyond the slider's built range (1-2)
+        page.values[app.find(elem_id="step-slider")] = 3
         await page.fire(ids["publish"], "click")                         # the presenter's page, not reloaded
         assert "taken up again" in str(page.values[ids["note"]])
         again = httpx.get(f"{url}live/rooms/{room['code']}").json()
@@ -220,7 +229,8 @@ def test_room_creation_code_guessing_and_uploads_are_limited(bundled_checkpoint)
         r = httpx.get(f"{url}live/rooms/ZZZZ99")
         assert r.status_code == 429 and "Too many unknown lecture codes" in r.json()["error"]
         assert 0 < int(r.headers["retry-after"]) <= 300
-        for path in ("gradio_api/upload", "upload", "gradio_api/process_recording"):   # no component takes a file
+        # no component takes a file
+        for path in ("gradio_api/upload", "upload", "gradio_api/process_recording"):
             r = httpx.post(url + path, files={"files": ("big.bin", b"x" * 2_000_000)})
             assert r.status_code == 403 and r.text == "This app takes no file uploads."
     finally:
@@ -241,7 +251,8 @@ def test_a_presenter_publishing_fast_is_sent_as_one_and_the_last_view_lands():
     while rooms.read(room[0]).state.get("step") != "40" and time.monotonic() < deadline:
         time.sleep(0.02)
     view = rooms.read(room[0])
-    assert view.state["step"] == "40" and view.version <= 3               # 40 changes, at most a few publishes
+    # 40 changes, at most a few publishes
+    assert view.state["step"] == "40" and view.version <= 3
     assert PUBLISH_MIN_S > 0
 
 
@@ -262,18 +273,20 @@ def test_a_forged_secret_cannot_hold_back_or_close_a_room_and_waiting_pages_are_
         out = live.publish(forged, None, "Someone else's sentence.", "steps", "Viridis", "")
         assert all(o == {"__type__": "update"} for o in out)                    # gr.skip(): nothing changes
         assert live.end(forged, None)[-1] == ""
-    assert rooms.read(room[0]).state == VIEW and room[0] not in live.pending and live.outcomes[room[0]] == "ok"
+    assert rooms.read(room[0]).state == VIEW and room[0] not in live.pending and \
+        live.outcomes[room[0]] == "ok"
     time.sleep(PUBLISH_MIN_S + 0.05)
     assert live.send(room, {**VIEW, "step": "3"}) == "ok" and rooms.read(room[0]).state["step"] == "3"
     limits = RoomLimits(misses="3 per minute", lockout="60 seconds")
-    assert [limits.missed("school", "LOST42") for _ in range(50)] == [0] * 50     # one code, polled: no lock-out
+    # one code, polled: no lock-out
+    assert [limits.missed("school", "LOST42") for _ in range(50)] == [0] * 50
     assert [limits.missed("guesser", c) for c in ("AAAA11", "BBBB22", "CCCC33", "DDDD44")][-1] > 0
 
 
 def test_behind_a_proxy_clients_are_told_apart_by_the_address_the_proxy_saw(monkeypatch):
     """On a Hugging Face Space every request comes from its proxy: the room limits count the address the proxy
-    appended to X-Forwarded-For, not the proxy's own (one allowance for the whole Space), and what a client wrote
-    in the header itself cannot make it pass for another."""
+    appended to X-Forwarded-For, not the proxy's own (one allowance for the whole Space), and what a client
+    wrote in the header itself cannot make it pass for another."""
     from types import SimpleNamespace
     from ui.live_routes import client_of
 
@@ -283,14 +296,17 @@ def test_behind_a_proxy_clients_are_told_apart_by_the_address_the_proxy_saw(monk
 
     monkeypatch.delenv("APP_FORWARDED_HOPS", raising=False)
     monkeypatch.delenv("SPACE_ID", raising=False)
-    assert client_of(request("203.0.113.7")) == "10.0.0.9"            # no proxy trusted: the header means nothing
+    # no proxy trusted: the header means nothing
+    assert client_of(request("203.0.113.7")) == "10.0.0.9"
     monkeypatch.setenv("SPACE_ID", "someone/transformer-lecture")
     assert client_of(request("203.0.113.7")) == "203.0.113.7"
-    assert client_of(request("198.51.100.1, 203.0.113.7")) == "203.0.113.7"     # a forged entry stays on the left
+    # a forged entry stays on the left
+    assert client_of(request("198.51.100.1, 203.0.113.7")) == "203.0.113.7"
     assert client_of(request()) == "10.0.0.9"                                  # no header: the connection's
     from starlette.datastructures import Headers                  # a forged line of its own, then the proxy's
     two_lines = Headers(raw=[(b"x-forwarded-for", b"198.51.100.1"), (b"x-forwarded-for", b"203.0.113.7")])
-    assert client_of(SimpleNamespace(client=SimpleNamespace(host="10.0.0.9"), headers=two_lines)) == "203.0.113.7"
+    assert client_of(SimpleNamespace(client=SimpleNamespace(host="10.0.0.9"), headers=two_lines)) == \
+        "203.0.113.7"
     monkeypatch.setenv("APP_FORWARDED_HOPS", "2")
     assert client_of(request("198.51.100.1, 203.0.113.7, 10.1.1.1")) == "203.0.113.7"
     monkeypatch.setenv("APP_FORWARDED_HOPS", "0")

@@ -1,4 +1,5 @@
-"""ui/sessions.py: Gradio sessions without their copy of the page config, checked against the Gradio installed."""
+"""ui/sessions.py: Gradio sessions without their copy of the page config, checked against the Gradio
+installed."""
 from __future__ import annotations
 
 import tracemalloc
@@ -24,7 +25,8 @@ def blocks():
 
 
 def test_it_sets_what_gradios_own_session_state_sets(blocks):
-    """Same attributes, same closed-session time to live: a Gradio upgrade that changes SessionState fails here."""
+    """Same attributes, same closed-session time to live: a Gradio upgrade that changes SessionState fails
+    here."""
     theirs, ours = ORIGINAL(blocks), LeanSessionState(blocks)
     assert set(vars(theirs)) == set(vars(ours))
     assert theirs.STATE_TTL_WHEN_CLOSED == ours.STATE_TTL_WHEN_CLOSED
@@ -39,11 +41,13 @@ def test_state_values_work_and_no_config_copy_is_kept(blocks):
     s[blocks.kept._id] = {"trace": "mine"}
     assert s[blocks.kept._id] == {"trace": "mine"} and blocks.kept._id in s
     assert LeanSessionState(blocks)[blocks.kept._id] == {"trace": None}      # another session's is its own
-    s._update_value_in_config(blocks.box._id, "A" * 100_000)                  # what Gradio does after an event
+    # what Gradio does after an event
+    s._update_value_in_config(blocks.box._id, "A" * 100_000)
     s._update_config(blocks.box._id)
     s[blocks.box._id] = gr.Textbox(value="updated")
     assert len(s.config_values) == 0 and list(s.components) == []
-    assert s[blocks.box._id].value == "updated"                     # a component update is still the session's
+    # a component update is still the session's
+    assert s[blocks.box._id].value == "updated"
     theirs = ORIGINAL(blocks)
     theirs._update_value_in_config(blocks.box._id, "A" * 100_000)
     assert len(theirs.config_values) > 100                               # what is no longer kept
@@ -68,4 +72,5 @@ def test_use_lean_sessions_makes_every_new_session_lean(blocks, monkeypatch):
     holder.set_blocks(blocks)
     assert type(holder["before"]) is ORIGINAL
     use_lean_sessions()
-    assert type(holder["after"]) is LeanSessionState and type(holder["before"]) is ORIGINAL   # kept as they were
+    # kept as they were
+    assert type(holder["after"]) is LeanSessionState and type(holder["before"]) is ORIGINAL

@@ -31,7 +31,8 @@ def test_every_binary_and_big_file_is_stored_with_lfs():
             continue
         binary = path.suffix in BINARY_SUFFIXES or b"\0" in path.read_bytes()[:8000]
         if binary or path.stat().st_size > 10_000_000:
-            assert any(fnmatch.fnmatch(path.name, p) for p in patterns), f"{name} is not covered by .gitattributes"
+            assert any(fnmatch.fnmatch(path.name, p) for p in patterns), \
+                f"{name} is not covered by .gitattributes"
 
 
 def test_the_space_installs_the_cpu_build_of_the_pinned_torch():

@@ -21,8 +21,8 @@ SENTENCES = ["I have seven apples.", "Twenty-two cats.", "I have fifty-nine appl
 
 @pytest.fixture(scope="module")
 def model(tokenizer):
-    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                      d_ff=64, dropout=0.0, max_len=64)
+    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2,
+                      n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=64)
     torch.manual_seed(0)
     return optimize_for_inference(Transformer(cfg))
 
@@ -51,7 +51,8 @@ def test_forced_probabilities_equal_log_softmax_of_a_full_forward(model, tokeniz
         assert p.probability == pytest.approx(math.exp(float(logp[t, french[t]])), rel=1e-5)
         assert p.rank == int((logp[t] > logp[t, french[t]]).sum()) + 1
         assert p.top_piece == tokenizer.pieces([int(logp[t].argmax())])[0]
-    assert result.mean_loss == pytest.approx(-float(sum(logp[t, i] for t, i in enumerate(french))) / len(french), 1e-5)
+    assert result.mean_loss == pytest.approx(-float(sum(logp[t, i] for t, i in enumerate(french)))
+                                             / len(french), 1e-5)
     assert result.perplexity == pytest.approx(math.exp(result.mean_loss))
     # every attention map of the forced pass is the forward's (future cells of decoder self-attention: their
     # scores before the mask, and probability 0)
@@ -109,7 +110,8 @@ def test_beam_one_is_greedy(model, tokenizer, text):
 def test_beam_scores_are_sums_of_log_probabilities(model, tokenizer, beam):
     src = source(tokenizer, "I have seven apples.")
     result = beam_search(model, tokenizer, src, beam, max_new_tokens=10)
-    assert len(result.hypotheses) >= 1 and result.best.normalized == max(h.normalized for h in result.hypotheses)
+    assert len(result.hypotheses) >= 1 and \
+        result.best.normalized == max(h.normalized for h in result.hypotheses)
     for h in result.hypotheses:
         logp, _ = full_log_probs(model, src.ids, h.ids + [model.cfg.eos_id] if not h.finished else h.ids)
         assert h.score == pytest.approx(float(sum(logp[t, i] for t, i in enumerate(h.ids))), abs=1e-4)
@@ -192,8 +194,8 @@ def test_steering_results_and_figures_import_neither_torch_nor_gradio():
     from pathlib import Path
     code = ("import sys\nimport transformer.steering, transformer.viz.steering\n"
             "print(sorted(m for m in ('torch', 'gradio') if m in sys.modules))")
-    r = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent, capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent,
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
 
@@ -209,8 +211,9 @@ def test_every_view_draws_the_forced_pass_a_branch_and_the_beam_tree(model, toke
     for trace in (forced.trace, other):
         figs = list(views.step_view(trace, 2, 1, "mean over heads", lk)[1:])
         for kind in ("encoder", "decoder", "cross"):
-            figs += [views.explorer_figure(trace, kind, 1, "2", "head", True, lk), views.grid_figure(trace, kind, True, lk),
-                     views.summary_view(trace, kind, lk)[0], views.inside_view(trace, kind, 1, "1", 2, False, lk)[0]]
+            figs += [views.explorer_figure(trace, kind, 1, "2", "head", True, lk),
+                     views.grid_figure(trace, kind, True, lk), views.summary_view(trace, kind, lk)[0],
+                     views.inside_view(trace, kind, 1, "1", 2, False, lk)[0]]
         for f in figs:
             validated(f)
     # the step view highlights the piece the trace took, not the model's top choice
@@ -223,7 +226,8 @@ def test_every_view_draws_the_forced_pass_a_branch_and_the_beam_tree(model, toke
     validated(bars)
     np.testing.assert_allclose(np.asarray(bars.data[0].y, float), [p.probability for p in fp], atol=1e-4)
     import dataclasses
-    marked = dataclasses.replace(forced, french="<i>x</i>", pieces=[dataclasses.replace(fp[0], piece="<i>")] + fp[1:])
+    marked = dataclasses.replace(forced, french="<i>x</i>",
+                                 pieces=[dataclasses.replace(fp[0], piece="<i>")] + fp[1:])
     html_out = sv.forced_html(marked, "<script>")
     assert "<i>x" not in html_out and "<script>" not in html_out and "&lt;i&gt;" in html_out
     beam = beam_search(model, tokenizer, src, 3, max_new_tokens=6)

@@ -38,16 +38,18 @@ def test_the_public_api_needs_no_hidden_component(tiny_translator, tmp_path):
     comps = {c["id"]: c for c in cfg["components"]}
     hidden = {i for i, c in comps.items() if c.get("props", {}).get("visible") is False}
     public = {d["api_name"]: d for d in cfg["dependencies"] if d.get("api_visibility", "public") == "public"}
-    assert {"translate", "step_view", "explorer", "attribution", "what_if", "beam_search", "forced_decoding"} <= set(public)
+    assert {"translate", "step_view", "explorer", "attribution", "what_if", "beam_search",
+            "forced_decoding"} <= set(public)
     for name, d in public.items():
         used = {t[0] for t in d["targets"] if t[0] is not None} | set(d["inputs"]) | set(d["outputs"])
-        assert not used & hidden, f"/{name} uses hidden components {[comps[i]['type'] for i in used & hidden]}"
+        assert not used & hidden, \
+            f"/{name} uses hidden components {[comps[i]['type'] for i in used & hidden]}"
     assert not public["translate"]["targets"] and not public["what_if"]["targets"]   # no trigger on the page
 
 
 def test_every_view_has_a_code_panel_with_the_functions_behind_it(tiny_translator, tmp_path):
-    """Under every view (the About tab aside) a collapsed "Code" panel with the project's own source of what it
-    draws; the attention panels show the line with the softmax (issue 42, item 5)."""
+    """Under every view (the About tab aside) a collapsed "Code" panel with the project's own source of what
+    it draws; the attention panels show the line with the softmax (issue 42, item 5)."""
     import ui.demo
     cfg = ui.demo.build_demo(tiny_translator, tmp_path).config
     comps = {c["id"]: c for c in cfg["components"]}
@@ -67,7 +69,8 @@ def test_every_view_has_a_code_panel_with_the_functions_behind_it(tiny_translato
     for tab in tabs(cfg["layout"]):
         label = comps[tab["id"]]["props"]["label"]
         codes = [comps[i]["props"].get("value") or "" for i in below(tab) if comps[i]["type"] == "code"]
-        panels = [i for i in below(tab) if comps[i]["type"] == "accordion" and comps[i]["props"].get("label") == "Code"]
+        panels = [i for i in below(tab)
+                  if comps[i]["type"] == "accordion" and comps[i]["props"].get("label") == "Code"]
         seen[label] = (panels, "\n".join(codes))
     views = {label: v for label, v in seen.items() if label != "About"}
     assert len(views) >= 9, sorted(seen)
@@ -75,11 +78,13 @@ def test_every_view_has_a_code_panel_with_the_functions_behind_it(tiny_translato
         assert panels and "def " in code, label
     for label in ("Attention explorer", "Inside one head", "Compare", "Why this word"):
         assert "probs = torch.softmax(masked" in views[label][1], label
-    assert "def record_replay" in views["How it learned"][1] and "def beam_search" in views["Your French & beams"][1]
+    assert "def record_replay" in views["How it learned"][1] and \
+        "def beam_search" in views["Your French & beams"][1]
 
 
 def test_every_view_has_a_code_panel_with_the_projects_own_source(tiny_translator, tmp_path):
-    """Issue 42: a Code panel under every tab's view, holding the project's own functions (not an empty box)."""
+    """Issue 42: a Code panel under every tab's view, holding the project's own functions (not an empty
+    box)."""
     import ui.demo
     from ui.tabs import TAB_IDS
     cfg = ui.demo.build_demo(tiny_translator, tmp_path).config

@@ -16,8 +16,8 @@ from transformer.trace import KINDS, Source
 
 @pytest.fixture(scope="module")
 def model_and_trace(tokenizer):
-    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                      d_ff=64, dropout=0.0, max_len=64)
+    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2,
+                      n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=64)
     torch.manual_seed(0)
     model = optimize_for_inference(Transformer(cfg))
     ids = tokenizer.encode("I have seven apples.") + [cfg.eos_id]
@@ -41,7 +41,8 @@ def test_trace_matches_a_teacher_forced_forward_pass(model_and_trace):
     np.testing.assert_allclose(trace.encoder.scores, stack(out.encoder_attentions, "scores"), **close)
     np.testing.assert_allclose(trace.decoder.probs, stack(out.decoder_self_attentions, "probs"), **close)
     dec_scores = stack(out.decoder_self_attentions, "scores")
-    np.testing.assert_allclose(trace.decoder.scores, dec_scores, **close)   # future cells included: the full QKᵀ/√d_k
+    # future cells included: the full QKᵀ/√d_k
+    np.testing.assert_allclose(trace.decoder.scores, dec_scores, **close)
     assert np.isfinite(trace.decoder.scores).all() and (trace.decoder.probs[..., future] == 0).all()
     np.testing.assert_allclose(trace.cross.probs, stack(out.cross_attentions, "probs"), **close)
     np.testing.assert_allclose(trace.cross.scores, stack(out.cross_attentions, "scores"), **close)
@@ -97,11 +98,13 @@ def test_attention_maps_check_their_labels_and_are_read_only():
     import pytest
     from transformer.trace import AttentionMaps
     probs = np.full((2, 4, 3, 5), 0.2, dtype=np.float32)
-    maps = AttentionMaps("cross", probs, probs.copy(), ["<s>", "▁le", "▁chat"], ["▁the", "▁cat", "▁is", "▁here", "</s>"])
+    maps = AttentionMaps("cross", probs, probs.copy(), ["<s>", "▁le", "▁chat"],
+                         ["▁the", "▁cat", "▁is", "▁here", "</s>"])
     with pytest.raises(ValueError, match="read-only"):
         maps.probs[0, 0, 0, 0] = 1.0
     with pytest.raises(ValueError, match="does not match"):
-        AttentionMaps("cross", probs.copy(), probs.copy(), ["<s>", "▁le"], ["▁the", "▁cat", "▁is", "▁here", "</s>"])
+        AttentionMaps("cross", probs.copy(), probs.copy(), ["<s>", "▁le"],
+                      ["▁the", "▁cat", "▁is", "▁here", "</s>"])
     with pytest.raises(ValueError, match="differ"):
         AttentionMaps("cross", probs.copy(), probs[:1].copy(), ["<s>", "▁le", "▁chat"],
                       ["▁the", "▁cat", "▁is", "▁here", "</s>"])

@@ -166,8 +166,8 @@ class SizedTrace(FakeTrace):
 
 
 def test_bounded_in_bytes_whatever_the_entries():
-    """Issue 38: a bound in entries alone let long inputs (25 MB traces) drive the cache to gigabytes. The least
-    recently used go until the bytes fit; a result larger than the bound is returned but never kept."""
+    """Issue 38: a bound in entries alone let long inputs (25 MB traces) drive the cache to gigabytes. The
+    least recently used go until the bytes fit; a result larger than the bound is returned but never kept."""
     cache = TraceCache(256, maxbytes=100_000)
     for i in range(10):
         cache.get(TraceKey.of(f"sentence {i}", "c"), lambda i=i: SizedTrace(str(i), 30_000))
@@ -187,10 +187,10 @@ def test_a_real_trace_is_counted_by_its_arrays(translator):
 
 
 def test_a_session_holding_a_dropped_trace_does_not_hold_its_arrays(translator):
-    """Issue 38, item 2: each session keeps its last trace, and a trace the byte-bounded cache dropped was held by
-    the sessions alone, outside any bound (a long input's trace is 10-25 MB; 1,000 sessions, gigabytes). Dropped,
-    its attention maps keep only weak references: the arrays go, and the same numbers come back, made again
-    through the cache, when a view reads them."""
+    """Issue 38, item 2: each session keeps its last trace, and a trace the byte-bounded cache dropped was
+    held by the sessions alone, outside any bound (a long input's trace is 10-25 MB; 1,000 sessions,
+    gigabytes). Dropped, its attention maps keep only weak references: the arrays go, and the same numbers
+    come back, made again through the cache, when a view reads them."""
     import gc
     import weakref
     small = TraceCache(1)                                            # a cache that keeps one trace at a time
@@ -199,7 +199,8 @@ def test_a_session_holding_a_dropped_trace_does_not_hold_its_arrays(translator):
     def make(text):
         def run():
             made.append(text)
-            return translator._decode(translator.source(text), dict(top_k=10, max_new_tokens=None, deadline_s=30))
+            return translator._decode(translator.source(text),
+                                      dict(top_k=10, max_new_tokens=None, deadline_s=30))
         return run
     first = small.get(TraceKey.of("a", "c"), make("The cat is sleeping on the sofa."))
     kept = {k: first.attention(k).probs.copy() for k in KINDS}

@@ -23,9 +23,10 @@ def trained(tmp_path_factory):
     out = tmp / "run"
     from transformer.training.train import main
     args = ["--train", str(tsv), "--dev", str(tsv), "--out", str(out), "--vocab-size", "100",
-            "--d-model", "64", "--n-heads", "4", "--n-encoder-layers", "2", "--n-decoder-layers", "2", "--d-ff", "128",
-            "--dropout", "0.0", "--label-smoothing", "0.0", "--max-tokens", "600", "--lr", "3e-3", "--warmup", "30",
-            "--max-steps", "350", "--eval-every", "350", "--bleu-sentences", "0", "--amp", "none", "--seed", "3"]
+            "--d-model", "64", "--n-heads", "4", "--n-encoder-layers", "2", "--n-decoder-layers", "2",
+            "--d-ff", "128", "--dropout", "0.0", "--label-smoothing", "0.0", "--max-tokens", "600", "--lr",
+            "3e-3", "--warmup", "30", "--max-steps", "350", "--eval-every", "350", "--bleu-sentences", "0",
+            "--amp", "none", "--seed", "3"]
     assert main(args) == 0
     return dict(out=out, pairs=pairs, tsv=tsv, args=args)
 
@@ -67,7 +68,8 @@ def test_init_from_starts_a_new_cycle_from_a_checkpoint(trained, tmp_path):
     args[args.index("--eval-every") + 1] = "20"
     args[args.index("--d-model") + 1] = "32"        # ignored: the checkpoint's sizes are kept
     assert main(args + ["--init-from", str(trained["out"] / "best")]) == 0
-    assert (tmp_path / "cycle2" / "tokenizer.model").read_bytes() == (trained["out"] / "tokenizer.model").read_bytes()
+    assert (tmp_path / "cycle2" / "tokenizer.model").read_bytes() == \
+        (trained["out"] / "tokenizer.model").read_bytes()
     start, _ = load_checkpoint(trained["out"] / "best")
     model, _ = load_checkpoint(tmp_path / "cycle2" / "last")
     assert model.cfg == start.cfg
@@ -82,19 +84,21 @@ def test_init_from_starts_a_new_cycle_from_a_checkpoint(trained, tmp_path):
 
 def test_evaluate_and_translate_cli_load_the_checkpoint(trained):
     ck = str(trained["out"] / "best")
-    r = subprocess.run([sys.executable, "-m", "transformer.cli.evaluate", "--data", str(trained["tsv"]), "--checkpoint", ck,
-                        "--device", "cpu", "--hyp-out", str(trained["out"] / "hyp.txt")],
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.evaluate", "--data", str(trained["tsv"]),
+                        "--checkpoint", ck, "--device", "cpu", "--hyp-out", str(trained["out"] / "hyp.txt")],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
     last = json.loads(r.stdout.strip().splitlines()[-1])
     assert last["bleu"] > 90 and last["chrf"] > 90 and "nrefs:1" in last["bleu_signature"]
-    r = subprocess.run([sys.executable, "-m", "transformer.cli.translate", "--checkpoint", ck, "I have seven apples."],
+    r = subprocess.run([sys.executable, "-m", "transformer.cli.translate", "--checkpoint", ck,
+                        "I have seven apples."],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0 and r.stdout.strip().splitlines()[-1] == "J'ai sept pommes.", r.stdout + r.stderr
     r = subprocess.run([sys.executable, "-m", "transformer.cli.translate", "--checkpoint", ck],
-                       input="Three cats.\nI have one apples.\n\nTwelve cats.\n", capture_output=True, text=True,
-                       cwd=ROOT, timeout=120)
-    assert r.stdout.splitlines() == ["Trois chats.", "J'ai un pommes.", "", "Douze chats."], r.stdout + r.stderr
+                       input="Three cats.\nI have one apples.\n\nTwelve cats.\n", capture_output=True,
+                       text=True, cwd=ROOT, timeout=120)
+    assert r.stdout.splitlines() == ["Trois chats.", "J'ai un pommes.", "", "Douze chats."], \
+        r.stdout + r.stderr
 
 
 def test_loaded_model_runs_fp32(trained):
@@ -111,9 +115,9 @@ def test_torchrun_ddp_on_cpu(tmp_path):
     out = tmp_path / "ddp"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
            "-m", "transformer.cli.train", "--train", str(tsv), "--dev", str(tsv), "--out", str(out),
-           "--vocab-size", "80", "--d-model", "32", "--n-heads", "4", "--n-encoder-layers", "1", "--n-decoder-layers", "1",
-           "--d-ff", "64", "--max-tokens", "300", "--max-steps", "12", "--eval-every", "12", "--bleu-sentences", "10",
-           "--amp", "none", "--threads", "1"]
+           "--vocab-size", "80", "--d-model", "32", "--n-heads", "4", "--n-encoder-layers", "1",
+           "--n-decoder-layers", "1", "--d-ff", "64", "--max-tokens", "300", "--max-steps", "12",
+           "--eval-every", "12", "--bleu-sentences", "10", "--amp", "none", "--threads", "1"]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "world size 2" in r.stdout + r.stderr
@@ -131,8 +135,8 @@ def test_paused_and_resumed_run_gives_the_same_weights_as_one_that_did_not_stop(
     pairs = synthetic_pairs(30)
     tsv = tmp_path / "numbers.tsv"
     tsv.write_text("".join(f"{a}\t{b}\n" for a, b in pairs), encoding="utf-8")
-    common = ["--train", str(tsv), "--dev", str(tsv), "--vocab-size", "80", "--d-model", "32", "--n-heads", "4",
-              "--n-encoder-layers", "1", "--n-decoder-layers", "1", "--d-ff", "64", "--dropout", "0.2",
+    common = ["--train", str(tsv), "--dev", str(tsv), "--vocab-size", "80", "--d-model", "32", "--n-heads",
+              "4", "--n-encoder-layers", "1", "--n-decoder-layers", "1", "--d-ff", "64", "--dropout", "0.2",
               "--max-tokens", "200", "--max-steps", "40", "--warmup", "5", "--eval-every", "15",
               "--bleu-sentences", "5", "--amp", "none", "--threads", "1", "--seed", "4"]
     assert main(common + ["--out", str(tmp_path / "straight")]) == 0
@@ -156,10 +160,12 @@ def test_training_writes_the_replay_and_piece_counts(trained):
     from transformer.replay import EXAMPLES, load_replay, replay_steps
     out = trained["out"]
     rep = load_replay(out / "best" / "replay.npz")
-    last_step = int(list(csv.DictReader(open(out / "log.csv")))[-1]["step"])   # 350, or 360 after the resume test
+    # 350, or 360 after the resume test
+    last_step = int(list(csv.DictReader(open(out / "log.csv")))[-1]["step"])
     steps = rep.steps()
     assert steps[0] == 0 and steps == sorted(set(steps)) and steps[-1] == last_step
-    assert set(replay_steps(until=last_step - 1)) <= set(steps)                 # every log-spaced point recorded
+    # every log-spaced point recorded
+    assert set(replay_steps(until=last_step - 1)) <= set(steps)
     assert len(rep.points[0].records) == len(EXAMPLES)
     model, tok = load_checkpoint(out / "best")
     rec = rep.points[-1].records[0]
@@ -196,7 +202,8 @@ def test_continue_from_goes_on_with_the_optimizer_and_the_schedule(trained, tmp_
     parsed = parse_args(args2)
     after = torch.load(second / "train_state.pt", weights_only=True)
     assert before["optimizer"]["param_groups"][0]["lr"] == pytest.approx(lr_at(24, parsed))
-    assert after["optimizer"]["param_groups"][0]["lr"] == pytest.approx(lr_at(59, parsed))   # the schedule went on
+    # the schedule went on
+    assert after["optimizer"]["param_groups"][0]["lr"] == pytest.approx(lr_at(59, parsed))
     # the optimizer's moments came along: Adam counts the first run's 25 steps and the second's 35
     steps_seen = [s["step"] for s in after["optimizer"]["state"].values()]
     assert min(float(s) for s in steps_seen) == 60
@@ -225,7 +232,8 @@ def test_backtranslate_tags_the_machine_made_side(trained, tmp_path):
     mono.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "bt.tsv.gz"
     r = subprocess.run([sys.executable, "-m", "transformer.cli.backtranslate", "--checkpoint",
-                        str(trained["out"] / "best"), "--mono", str(mono), "--out", str(out), "--device", "cpu"],
+                        str(trained["out"] / "best"), "--mono", str(mono), "--out", str(out), "--device",
+                        "cpu"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
     got = read_corpus(str(out))
@@ -236,9 +244,10 @@ def test_backtranslate_tags_the_machine_made_side(trained, tmp_path):
     assert json.loads(r.stdout.strip().splitlines()[-1])["pairs"] == 10
 
 
-def test_an_interrupted_run_saves_its_state_and_a_finished_one_is_not_continued(trained, tmp_path, monkeypatch):
-    """Ctrl-C or a deadline's SIGINT (tools/gpu_cycle.sh) ends a run with its state saved; --continue-from a run
-    that already ended its schedule is refused (it would train nothing)."""
+def test_an_interrupted_run_saves_its_state_and_a_finished_one_is_not_continued(
+        trained, tmp_path, monkeypatch):
+    """Ctrl-C or a deadline's SIGINT (tools/gpu_cycle.sh) ends a run with its state saved; --continue-from a
+    run that already ended its schedule is refused (it would train nothing)."""
     from transformer.training import train as train_mod
     args = list(trained["args"])
     args[args.index("--out") + 1] = str(tmp_path / "cut")

@@ -1,8 +1,8 @@
-"""The room answers (transformer/votes.py, ui/votes.py, the stores in ui/rooms.py and ui/rooms_redis.py, the answer
-route in ui/live_routes.py): each question's model answer against the trace's own numbers; what a student may
-answer; the rules of a room (only the presenter asks, closes and reveals; a closed question and an ended room
-refuse answers; a replaced answer counts once; two apps on one Redis count each student once); the export; and in
-Chromium a presenter and three followers (one a phone) through every kind of question."""
+"""The room answers (transformer/votes.py, ui/votes.py, the stores in ui/rooms.py and ui/rooms_redis.py, the
+answer route in ui/live_routes.py): each question's model answer against the trace's own numbers; what a
+student may answer; the rules of a room (only the presenter asks, closes and reveals; a closed question and an
+ended room refuse answers; a replaced answer counts once; two apps on one Redis count each student once); the
+export; and in Chromium a presenter and three followers (one a phone) through every kind of question."""
 from __future__ import annotations
 
 import csv
@@ -16,12 +16,14 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from transformer.viz.analysis import pattern_scores
-from transformer.votes import (MAX_OPTIONS, Question, VoteError, accept, choice_question, export_csv, export_json,
-                               head_question, next_question, piece_of, piece_question, piece_words)
+from transformer.votes import (MAX_OPTIONS, Question, VoteError, accept, choice_question, export_csv,
+                               export_json, head_question, next_question, piece_of, piece_question,
+                               piece_words)
 from ui.live_routes import live_routes
 from ui.room_limits import RoomLimits
 from ui.room_watch import RoomWatch
-from ui.rooms import MemoryRooms, NotPresenter, QuestionClosed, RoomError, RoomKeys
+from ui.room_keys import RoomKeys
+from ui.rooms import MemoryRooms, NotPresenter, QuestionClosed, RoomError
 
 VIEW = {"text": "The cat is sleeping on the sofa.", "tab": "steps", "step": "2"}
 STUDENTS = [f"student-token-{i:04d}-xyz" for i in range(6)]
@@ -41,12 +43,15 @@ def test_each_question_takes_its_answer_from_the_model_numbers(trace):
             row = trace.cross.probs[L - 1, :, step - 1]
             row = row.mean(0) if head.startswith("mean") else row[1]
             assert int(q.answer) == int(np.argmax(row)) and q.options == trace.source.pieces
-            assert q.view == {**{"text": trace.source.text, "tab": "steps", "step": str(step), "layer": str(L)},
+            assert q.view == {**{"text": trace.source.text, "tab": "steps", "step": str(step),
+                                 "layer": str(L)},
                               "head": "mean over heads" if head.startswith("mean") else "2"}
         nq = next_question(trace, step)
         s = trace.steps[step - 1]
-        assert nq.answer == s.piece and f"{s.prob:.2f}" in nq.answer_note and set(nq.options) == set(s.topk_pieces)
-        assert list(nq.options) == sorted(nq.options, key=lambda p: piece_words(p).lower())   # the ranking hidden
+        assert nq.answer == s.piece and f"{s.prob:.2f}" in nq.answer_note and \
+            set(nq.options) == set(s.topk_pieces)
+        # the ranking hidden
+        assert list(nq.options) == sorted(nq.options, key=lambda p: piece_words(p).lower())
     for kind in ("encoder", "decoder", "cross"):
         scores = pattern_scores(getattr(trace, kind).probs, kind)
         for pattern in scores:
@@ -62,8 +67,10 @@ def test_each_question_takes_its_answer_from_the_model_numbers(trace):
 def test_a_presenters_own_question_is_checked():
     q = choice_question("  Why  divide by √d_k? ", ["saturation", "memory", ""], 1)
     assert q.prompt == "Why divide by √d_k?" and q.options == ("saturation", "memory") and q.answer == "0"
-    for options, right, message in ((["one"], 1, "2 to"), ([str(i) for i in range(MAX_OPTIONS + 1)], 1, "2 to"),
-                                    (["a", "a"], 1, "read the same"), (["a", "b"], 3, "Mark the right option")):
+    for options, right, message in ((["one"], 1, "2 to"),
+                                    ([str(i) for i in range(MAX_OPTIONS + 1)], 1, "2 to"),
+                                    (["a", "a"], 1, "read the same"),
+                                    (["a", "b"], 3, "Mark the right option")):
         with pytest.raises(VoteError, match=message):
             choice_question("Q?", options, right)
     with pytest.raises(VoteError, match="Type the question"):
@@ -72,17 +79,20 @@ def test_a_presenters_own_question_is_checked():
 
 def test_an_answer_is_an_option_in_range_or_a_known_piece(trace):
     q = piece_question(trace, 1, 1, "mean over heads")
-    assert accept(q, {"option": 0}) == "0" and accept(q, {"option": str(len(q.options) - 1)}) == str(len(q.options) - 1)
+    assert accept(q, {"option": 0}) == "0" and \
+        accept(q, {"option": str(len(q.options) - 1)}) == str(len(q.options) - 1)
     for bad, message in (({"option": len(q.options)}, "There is no option"), ({"option": -1}, "Tap one"),
-                         ({"option": True}, "Tap one"), ({"option": 1.5}, "Tap one"), ({"option": "1e3"}, "Tap one"),
-                         ("3", "An answer is"), ({"typed": "two"}, "takes one of its options"), ({}, "Tap one")):
+                         ({"option": True}, "Tap one"), ({"option": 1.5}, "Tap one"),
+                         ({"option": "1e3"}, "Tap one"), ("3", "An answer is"),
+                         ({"typed": "two"}, "takes one of its options"), ({}, "Tap one")):
         with pytest.raises(VoteError, match=message):
             accept(q, bad)
     nq = next_question(trace, 1)
     known = {"▁two": 7, "two": 8, "s": 9}
     by_id = {v: k for k, v in known.items()}
     word = lambda w: piece_of(w, known.get, by_id.get)           # noqa: E731
-    assert accept(nq, {"typed": "two"}, word) == "▁two"          # a word's start first: "two" counts as "▁two"
+    # a word's start first: "two" counts as "▁two"
+    assert accept(nq, {"typed": "two"}, word) == "▁two"
     assert accept(nq, {"typed": " s "}, word) == "s"
     assert accept(nq, {"option": 0}, word) == nq.options[0]      # a tapped candidate: the piece itself
     for typed, message in (("zebra", "not one piece"), ("x" * 41, "one word"), ("   ", "one word")):
@@ -147,7 +157,8 @@ def check_votes(rooms, other=None) -> None:
     rooms.end(code, secret)
     with pytest.raises(RoomError, match="no such room"):
         other.answer(code, third["id"], STUDENTS[0], "0")            # an ended room refuses answers
-    assert [q["id"] for q in other.questions(code, secret)] == [1, 2, 3]   # the presenter downloads after the end
+    # the presenter downloads after the end
+    assert [q["id"] for q in other.questions(code, secret)] == [1, 2, 3]
     with pytest.raises(RoomError):
         rooms.ask(code, secret, q)
 
@@ -172,10 +183,13 @@ def test_the_export_holds_the_questions_and_counts_and_no_student(trace):
     rooms.close(code, secret, 1, 4, True)
     questions = [Question.of(q) for q in rooms.questions(code, secret)]
     rows = list(csv.DictReader(io.StringIO(export_csv(questions, "http://lecture"))))
-    assert len(rows) == 1 and rows[0]["kind"] == "next" and rows[0]["answers"] == "3" and rows[0]["followers"] == "4"
-    assert rows[0]["view_link"].startswith("http://lecture/?text=one+two") and "tab=steps" in rows[0]["view_link"]
+    assert len(rows) == 1 and rows[0]["kind"] == "next" and rows[0]["answers"] == "3" and \
+        rows[0]["followers"] == "4"
+    assert rows[0]["view_link"].startswith("http://lecture/?text=one+two") and "tab=steps" in rows[0][
+        "view_link"]
     assert json.loads(rows[0]["counts"]) == {"x": 2, piece_words(trace.steps[0].piece): 1}
-    assert rows[0]["model_answer"] == piece_words(trace.steps[0].piece) and rows[0]["asked_utc"].startswith("2027")
+    assert rows[0]["model_answer"] == piece_words(trace.steps[0].piece) and \
+        rows[0]["asked_utc"].startswith("2027")
     data = json.loads(export_json(questions, room=code))
     assert data["room"] == code and data["questions"][0]["room_agreed"] == round(1 / 3, 3)
     body = export_csv(questions) + export_json(questions)
@@ -209,18 +223,26 @@ def test_the_answer_route_accepts_an_open_questions_answers_and_refuses_the_rest
     assert ok.status_code == 200 and ok.json() == {"ok": True, "question": 1, "key": "▁chat", "label": "chat",
                                                    "replaced": False}
     again = post(client, code, {"student": STUDENTS[0], "question": 1, "answer": {"option": 0}})
-    assert again.json()["replaced"] is True and rooms.tally(code, 1) == {next_question(trace, 1).options[0]: 1}
-    for body, status, said in (({"student": "short", "question": 1, "answer": {"option": 0}}, 400, "could not be read"),
-                               ({"student": STUDENTS[1], "question": "1", "answer": {"option": 0}}, 400, "could not"),
-                               ({"student": STUDENTS[1], "question": 1, "answer": {"option": 99}}, 400, "no option"),
-                               ({"student": STUDENTS[1], "question": 1, "answer": {"typed": "zebra"}}, 400, "not one piece"),
-                               ({"student": STUDENTS[1], "question": 2, "answer": {"option": 0}}, 409, "closed")):
+    assert again.json()["replaced"] is True and \
+        rooms.tally(code, 1) == {next_question(trace, 1).options[0]: 1}
+    for body, status, said in (({"student": "short", "question": 1, "answer": {"option": 0}}, 400,
+                                "could not be read"),
+                               ({"student": STUDENTS[1], "question": "1", "answer": {"option": 0}}, 400,
+                                "could not"),
+                               ({"student": STUDENTS[1], "question": 1, "answer": {"option": 99}}, 400,
+                                "no option"),
+                               ({"student": STUDENTS[1], "question": 1, "answer": {"typed": "zebra"}}, 400,
+                                "not one piece"),
+                               ({"student": STUDENTS[1], "question": 2, "answer": {"option": 0}}, 409,
+                                "closed")):
         r = post(client, code, body)
         assert r.status_code == status and said in r.json()["error"], (body, r.text)
-    big = post(client, code, None, raw=json.dumps({"student": STUDENTS[1], "question": 1, "answer": {"typed": "x" * 2000}}))
+    big = post(client, code, None,
+               raw=json.dumps({"student": STUDENTS[1], "question": 1, "answer": {"typed": "x" * 2000}}))
     assert big.status_code == 413
     assert post(client, code, None, raw="{not json").status_code == 400
-    limited = [post(client, code, {"student": STUDENTS[2], "question": 1, "answer": {"option": 1}}).status_code
+    limited = [post(client, code, {"student": STUDENTS[2], "question": 1, "answer": {"option": 1}})
+               .status_code
                for _ in range(12)]
     assert limited[:10] == [200] * 10 and limited[10:] == [429, 429]     # a student's rate, said plainly
     rooms.close(code, secret, 1, 0, True)
@@ -252,18 +274,20 @@ def test_only_the_presenters_secret_asks_closes_reveals_and_downloads(trace):
     with pytest.raises(gr.Error):
         votes.download(forged, forged)
     assert rooms.read(code).question["status"] == "open"
-    status, plot, seen, timer = votes.act("reveal", {"code": code, "secret": secret}, "Light", False, "Viridis")
+    status, plot, seen, timer = votes.act("reveal", {"code": code, "secret": secret}, "Light", False,
+                                          "Viridis")
     assert 'data-status="revealed"' in status and rooms.read(code).question["status"] == "revealed"
 
 
 def test_a_followers_frame_withholds_the_view_until_the_reveal(trace):
-    """While a question is open or closed, the stream's frame carries the view's title and English only: no French,
-    no figures, no notes, no link to open it; revealed, the whole view again."""
+    """While a question is open or closed, the stream's frame carries the view's title and English only: no
+    French, no figures, no notes, no link to open it; revealed, the whole view again."""
     import asyncio
     from ui.follow import Look, ViewFrames
     from ui.rooms import RoomView
-    full = {"tab": "steps", "title": "Step by step", "where": "Step 1 of 5", "text": "one two", "french": "un deux",
-            "notes": ["n"], "explore": "/?text=one", "parts": [{"type": "plot", "id": "topk-plot", "figure": {}}]}
+    full = {"tab": "steps", "title": "Step by step", "where": "Step 1 of 5", "text": "one two",
+            "french": "un deux", "notes": ["n"], "explore": "/?text=one",
+            "parts": [{"type": "plot", "id": "topk-plot", "figure": {}}]}
     frames = ViewFrames(lambda state, look: json.dumps(full))
     q = next_question(trace, 1).to_dict()
 
@@ -286,7 +310,8 @@ def test_odd_answers_and_odd_questions_are_refused(trace):
         with pytest.raises(VoteError):
             accept(q, {"option": digits})
     known = {"<unk>": 1, "<pad>": 0, "</s>": 3}
-    assert piece_of("<unk>", known.get, {1: "<unk>"}.get) is None and piece_of("<pad>", known.get, {0: "<pad>"}.get) is None
+    assert piece_of("<unk>", known.get, {1: "<unk>"}.get) is None and \
+        piece_of("<pad>", known.get, {0: "<pad>"}.get) is None
     assert piece_of("</s>", known.get, {3: "</s>"}.get) == "</s>"   # the model may end the sentence next
     from dataclasses import replace
     with pytest.raises(VoteError, match="French you scored"):
@@ -297,7 +322,8 @@ def test_the_export_names_a_repeated_piece_once_per_position():
     q = Question("piece", "Which?", ("▁the", "▁cat", "▁the"), id=1, status="revealed", answer="2",
                  counts={"0": 3, "2": 5})
     row = json.loads(export_json([q]))["questions"][0]
-    assert row["options"] == ["1: ▁the", "2: ▁cat", "3: ▁the"] and row["counts"] == {"1: ▁the": 3, "3: ▁the": 5}
+    assert row["options"] == ["1: ▁the", "2: ▁cat", "3: ▁the"] and \
+        row["counts"] == {"1: ▁the": 3, "3: ▁the": 5}
 
 
 def test_answers_go_once_counted_and_a_room_taken_up_again_numbers_on(redis_url, trace):
@@ -312,7 +338,8 @@ def test_answers_go_once_counted_and_a_room_taken_up_again_numbers_on(redis_url,
     assert server.exists(rooms.answers_key(code, 1))
     assert rooms.close(code, secret, 1, 1, False)["counts"] == {"1": 1}
     assert not server.exists(rooms.answers_key(code, 1))            # frozen: the answers themselves are gone
-    server.delete(rooms.key(code))                                  # a restart of Redis lost the room (not its questions)
+    # a restart of Redis lost the room (not its questions)
+    server.delete(rooms.key(code))
     assert rooms.adopt(code, secret)
     rooms.publish(code, secret, VIEW)
     assert rooms.ask(code, secret, choice_question("Again?", ["a", "b"], 1).to_dict())["id"] == 2

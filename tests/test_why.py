@@ -64,14 +64,17 @@ def test_vectors_sum_is_the_traces_score(translator, trace):
         maps = trace.attention(kind)
         for layer in range(1, maps.layers + 1):
             for head in (1, maps.heads):
-                hv = head_vectors(translator.model, trace.source.ids, tgt_in, kind, layer, head, maps.queries, maps.keys)
-                assert hv.q.shape == (len(maps.queries), trace.d_k) and hv.k.shape == (len(maps.keys), trace.d_k)
+                hv = head_vectors(translator.model, trace.source.ids, tgt_in, kind, layer, head, maps.queries,
+                                  maps.keys)
+                assert hv.q.shape == (len(maps.queries), trace.d_k) and \
+                    hv.k.shape == (len(maps.keys), trace.d_k)
                 dots = (hv.q[:, None, :] * hv.k[None, :, :]).sum(-1)      # Σ of the element-wise product
                 recorded = maps.scores[layer - 1, head - 1] * np.sqrt(trace.d_k)
                 seen = ~np.isnan(recorded)
                 np.testing.assert_allclose(dots[seen], recorded[seen], atol=1e-3, rtol=1e-4)
-    text, fig, fig_in = why_views.vectors_view(hv, input_parts(translator.model, trace.source.ids, trace.src_pieces), maps,
-                                          2, 1, 1, False, 14)
+    text, fig, fig_in = why_views.vectors_view(hv,
+                                               input_parts(translator.model, trace.source.ids,
+                                                           trace.src_pieces), maps, 2, 1, 1, False, 14)
     assert f"{float(hv.q[1] @ hv.k[0]):.4f}" in text and f"{recorded[1, 0] / np.sqrt(trace.d_k):.4f}" in text
     import plotly.graph_objects as go
     go.Figure(fig.to_dict()), go.Figure(fig_in.to_dict())   # valid for Plotly
@@ -81,23 +84,26 @@ def test_input_parts_are_the_models_input(translator, trace):
     parts = input_parts(translator.model, trace.source.ids, trace.src_pieces)
     np.testing.assert_allclose(parts.token + parts.position, parts.total, atol=1e-5)
     from transformer.positional import sinusoidal_encoding
-    np.testing.assert_allclose(parts.position, sinusoidal_encoding(len(trace.src_pieces), translator.cfg.d_model),
-                               atol=1e-6)
+    np.testing.assert_allclose(parts.position,
+                               sinusoidal_encoding(len(trace.src_pieces), translator.cfg.d_model), atol=1e-6)
 
 
 def test_integrated_gradients_is_complete_on_the_bundled_model(translator):
     tr = translator.trace(SENTENCE_12)
-    ig = attribute(translator.model, tr.source.ids, tr.tgt_ids, "integrated_gradients", tr.src_pieces, tr.tgt_pieces)
+    ig = attribute(translator.model, tr.source.ids, tr.tgt_ids, "integrated_gradients", tr.src_pieces,
+                   tr.tgt_pieces)
     assert ig.scores.shape == (len(tr.tgt_pieces), len(tr.src_pieces))
     np.testing.assert_allclose(ig.f_input, [s.prob for s in tr.steps], atol=1e-4)   # f is the greedy step's p
-    # refined until within 2 %, or stopped at the cap (cycle 11's `</s>` of this sentence: 1,728 steps, gap 15 %),
-    # and then `converged` says so (the page then calls the numbers approximate)
+    # refined until within 2 %, or stopped at the cap (cycle 11's `</s>` of this sentence: 1,728 steps, gap 15
+    # %), and then `converged` says so (the page then calls the numbers approximate)
     within = (ig.target_gaps <= 0.02) | (np.abs(ig.gap) <= 1e-4)
     assert np.all(within | (np.asarray(ig.target_steps) == IG_MAX_STEPS)), ig.gap
     assert ig.converged == bool(np.all(within)) and within.sum() >= len(within) - 1
     assert ig.steps == max(ig.target_steps) >= IG_STEPS and len(ig.target_steps) == len(tr.tgt_pieces)
-    gx = attribute(translator.model, tr.source.ids, tr.tgt_ids, "gradient_x_input", tr.src_pieces, tr.tgt_pieces)
-    assert gx.relative_gap > ig.relative_gap          # one point of the path is not complete: the check can fail
+    gx = attribute(translator.model, tr.source.ids, tr.tgt_ids, "gradient_x_input", tr.src_pieces,
+                   tr.tgt_pieces)
+    # one point of the path is not complete: the check can fail
+    assert gx.relative_gap > ig.relative_gap
 
 
 def test_gradient_x_input_matches_finite_differences(tiny_model):
@@ -115,7 +121,8 @@ def test_gradient_x_input_matches_finite_differences(tiny_model):
                 def f(alpha):
                     scale = torch.ones(1, len(src_ids), 1, dtype=torch.float64)
                     scale[0, s, 0] = alpha
-                    return float(target_function(model, e * scale, src, tgt_in, tgt_out, torch.tensor([t]))[0])
+                    return float(
+                        target_function(model, e * scale, src, tgt_in, tgt_out, torch.tensor([t]))[0])
                 fd = (f(1 + eps) - f(1 - eps)) / (2 * eps)
                 assert a.scores[t, s] == pytest.approx(fd, rel=1e-5, abs=1e-9)
     ig = attribute(model, src_ids, tgt_ids, "integrated_gradients", ["x"] * 5, ["y"] * 4, steps=64)
@@ -177,19 +184,22 @@ def test_kv_cache_counts_match_the_flop_counter(translator):
         enc = model.encode(src)
         cache = None
         for t in range(1, len(ys)):
-            with FlopCounterMode(display=False) as cached:   # explicit matmuls (weights asked): every product counted
+            # explicit matmuls (weights asked): every product counted
+            with FlopCounterMode(display=False) as cached:
                 if cache is None:                            # the memory's K/V: once, at step 1
                     cache = model.new_cache(enc)
                 model.decode(torch.tensor([[ys[t - 1]]]), enc, cache=cache, output_attentions=True)
             with FlopCounterMode(display=False) as full:
                 model.decode(torch.tensor([ys[:t]]), enc, output_attentions=True)
-            macs = why_views.kv_macs(cfg.d_model, cfg.d_ff, cfg.n_decoder_layers, cfg.vocab_size, src.size(1), t)
+            macs = why_views.kv_macs(cfg.d_model, cfg.d_ff, cfg.n_decoder_layers, cfg.vocab_size, src.size(1),
+                                     t)
             assert macs == (cached.get_total_flops() // 2, full.get_total_flops() // 2)
 
 
 def test_attribution_views_draw(trace, translator):
-    atts = [attribute(translator.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces, trace.tgt_pieces, steps=4,
-                      max_steps=4) for m in ("integrated_gradients", "gradient_x_input")]
+    atts = [attribute(translator.model, trace.source.ids, trace.tgt_ids, m, trace.src_pieces,
+                      trace.tgt_pieces, steps=4, max_steps=4)
+            for m in ("integrated_gradients", "gradient_x_input")]
     text, *figs = why_views.attribution_views(trace, atts, 1, views.Look())
     assert "Integrated Gradients" in text and "%" in text and len(figs) == 4
     import plotly.graph_objects as go
@@ -199,7 +209,8 @@ def test_attribution_views_draw(trace, translator):
     assert mean.shape == (len(trace.tgt_pieces),) and 0 <= h < trace.cross.heads
     from scipy.stats import spearmanr
     t = 1
-    assert mean[t] == pytest.approx(spearmanr(np.abs(atts[0].scores[t]), trace.cross.probs[0, :, t].mean(0)).statistic)
+    assert mean[t] == \
+        pytest.approx(spearmanr(np.abs(atts[0].scores[t]), trace.cross.probs[0, :, t].mean(0)).statistic)
     d = atts[0].to_dict()
     assert len(d["matrix"]) == len(trace.tgt_pieces) and len(d["matrix"][0]) == len(trace.src_pieces)
 
@@ -218,14 +229,17 @@ def test_attribution_api_two_users_at_once(app_url):
         th.start()
     for th in threads:
         th.join()
-    assert "chat" in out[sentences[0]]["translation"].lower() and "enfants" in out[sentences[1]]["translation"].lower()
+    assert "chat" in out[sentences[0]]["translation"].lower() and \
+        "enfants" in out[sentences[1]]["translation"].lower()
     for r in out.values():
         m = np.array(r["matrix"])
-        assert m.shape == (len(r["target_pieces"]), len(r["source_pieces"])) and "gap" in r and "relative_gap" in r
+        assert m.shape == (len(r["target_pieces"]), len(r["source_pieces"])) and "gap" in r and \
+            "relative_gap" in r
     ig = Client(app_url, verbose=False).predict(sentences[0], "integrated_gradients", api_name="/attribution")
     assert ig["steps"] > 1 and ig["relative_gap"] < 0.05 and "baseline" in ig
     with pytest.raises(Exception, match="limited to"):
-        Client(app_url, verbose=False).predict("The " + "very " * 80 + "big cat.", "both", api_name="/attribution")
+        Client(app_url, verbose=False).predict("The " + "very " * 80 + "big cat.", "both",
+                                               api_name="/attribution")
 
 
 def test_contrast_api_explains_a_choice_against_a_rival(app_url, translator):
@@ -237,7 +251,8 @@ def test_contrast_api_explains_a_choice_against_a_rival(app_url, translator):
     c = Client(app_url, verbose=False)
     r = c.predict(trace.source.text, step, rival, "integrated_gradients", api_name="/contrast")
     assert r["rival"] == rival and r["step"] == step and r["target_pieces"] == [trace.steps[step - 1].piece]
-    assert np.array(r["matrix"]).shape == (1, len(trace.src_pieces)) and r["f_input"][0] > 0   # chosen beats rival
+    # chosen beats rival
+    assert np.array(r["matrix"]).shape == (1, len(trace.src_pieces)) and r["f_input"][0] > 0
     assert r["converged"] and abs(r["gap"][0]) <= max(0.02 * abs(r["f_input"][0] - r["f_baseline"][0]), 1e-4)
     with pytest.raises(Exception, match="pick a rival"):
         c.predict(trace.source.text, step, trace.steps[step - 1].piece, "both", api_name="/contrast")
@@ -246,7 +261,8 @@ def test_contrast_api_explains_a_choice_against_a_rival(app_url, translator):
 
 
 def test_a_future_decoder_cell_is_said_to_be_masked(translator, trace):
-    """The text follows the causal mask (the trace holds a score for future cells too, from the forced pass)."""
+    """The text follows the causal mask (the trace holds a score for future cells too, from the forced
+    pass)."""
     maps = trace.attention("decoder")
     assert len(maps.queries) >= 2 and not np.isnan(maps.scores[0, 0, 0, 1])
     tgt_in = [translator.cfg.bos_id, *trace.tgt_ids[:-1]]
@@ -259,11 +275,12 @@ def test_a_future_decoder_cell_is_said_to_be_masked(translator, trace):
 
 
 def test_attribution_colours_follow_their_caption():
-    """Red raises p, blue lowers it: the signed scale runs from blue (most negative) to red (most positive)."""
+    """Red raises p, blue lowers it: the signed scale runs from blue (most negative) to red (most
+    positive)."""
     from transformer.viz.why import attribution_heatmap
     from transformer.why import Attribution
-    attr = Attribution("gradient_x_input", np.array([[0.5, -0.5]]), np.array([0.6]), np.array([0.6]), 1, "zero",
-                       ["▁a", "</s>"], ["▁b"])
+    attr = Attribution("gradient_x_input", np.array([[0.5, -0.5]]), np.array([0.6]), np.array([0.6]), 1,
+                       "zero", ["▁a", "</s>"], ["▁b"])
     scale = attribution_heatmap(attr, False, 14).data[0].colorscale
     first, last = scale[0][1], scale[-1][1]
     import plotly.colors as pc
@@ -287,9 +304,11 @@ def test_contrastive_attribution_matches_finite_differences_in_float64(tiny_mode
     e = (model.embedding(src) * model.emb_scale).detach()
     gx = attribute(model, src_ids, tgt_ids, "gradient_x_input", ["x"] * 5, ["a", "b", "c", "d"], step=step,
                    rival_id=rival, rival_piece="r")
-    assert gx.scores.shape == (1, 5) and gx.tgt_pieces == ("b",) and gx.contrastive and "log p(b) − log p(r)" in gx.quantity
+    assert gx.scores.shape == (1, 5) and gx.tgt_pieces == ("b",) and gx.contrastive and \
+        "log p(b) − log p(r)" in gx.quantity
     with torch.no_grad():
-        assert gx.f_input[0] == pytest.approx(logit_difference(model, e, src, tgt_in, step - 1, tgt_ids[step - 1], rival),
+        assert gx.f_input[0] == pytest.approx(logit_difference(model, e, src, tgt_in, step - 1,
+                                                               tgt_ids[step - 1], rival),
                                               abs=1e-10)
         for s in range(len(src_ids)):
             def f(alpha):
@@ -298,14 +317,15 @@ def test_contrastive_attribution_matches_finite_differences_in_float64(tiny_mode
                 return logit_difference(model, e * scale, src, tgt_in, step - 1, tgt_ids[step - 1], rival)
             eps = 1e-6
             assert abs(gx.scores[0, s] - (f(1 + eps) - f(1 - eps)) / (2 * eps)) <= 1e-4
-    ig = attribute(model, src_ids, tgt_ids, "integrated_gradients", ["x"] * 5, ["a", "b", "c", "d"], step=step,
-                   rival_id=rival, rival_piece="r")
+    ig = attribute(model, src_ids, tgt_ids, "integrated_gradients", ["x"] * 5, ["a", "b", "c", "d"],
+                   step=step, rival_id=rival, rival_piece="r")
     assert ig.converged and abs(ig.gap[0]) <= max(0.02 * abs(ig.f_input[0] - ig.f_baseline[0]), 1e-4)
     assert ig.to_dict()["rival"] == "r" and ig.to_dict()["step"] == step
 
 
 def test_integrated_gradients_says_when_its_cap_stops_it(tiny_model):
-    """Both paths: refined until complete, or stopped by the cap and marked approximate (and the text says so)."""
+    """Both paths: refined until complete, or stopped by the cap and marked approximate (and the text says
+    so)."""
     model = tiny_model.eval().double()
     args = ([5, 9, 11, 7, 3], [6, 12, 8, 3], "integrated_gradients", ["x"] * 5, ["y"] * 4)
     full = attribute(model, *args)
@@ -317,24 +337,29 @@ def test_integrated_gradients_says_when_its_cap_stops_it(tiny_model):
 
 
 def test_chunks_of_any_size_give_the_same_attribution(tiny_model, monkeypatch):
-    """The path's points run in chunks whose gradients are summed as they come: memory is bounded by the chunk."""
+    """The path's points run in chunks whose gradients are summed as they come: memory is bounded by the
+    chunk."""
     import transformer.probes.attribution as A
     model = tiny_model.eval().double()
     args = ([5, 9, 11, 7, 3], [6, 12, 8, 3], "integrated_gradients", ["x"] * 5, ["y"] * 4)
     whole = attribute(model, *args, steps=16, max_steps=16)
     monkeypatch.setattr(A, "ATTRIBUTION_TOKENS", 5)           # one row (4 positions) per pass
-    np.testing.assert_allclose(attribute(model, *args, steps=16, max_steps=16).scores, whole.scores, atol=1e-12)
+    np.testing.assert_allclose(attribute(model, *args, steps=16, max_steps=16).scores, whole.scores,
+                               atol=1e-12)
 
 
 def test_the_refinement_is_still_integrated_gradients(tiny_model, monkeypatch):
     """The adaptive refinement (intervals cut in three where their own completeness gap is largest, the middle
     third keeping its point) computes the same integral as many equal steps: against 2,187 of them in float64,
-    on a target set refined unevenly. A slip in the bookkeeping (a third's width, a point's weight) fails it."""
+    on a target set refined unevenly. A slip in the bookkeeping (a third's width, a point's weight) fails
+    it."""
     import transformer.probes.attribution as A
     model = tiny_model.eval().double()
-    monkeypatch.setattr(A, "GAP_FLOOR", 1e-12)           # this model's changes are small: the relative rule decides
+    # this model's changes are small: the relative rule decides
+    monkeypatch.setattr(A, "GAP_FLOOR", 1e-12)
     src_ids, tgt_ids = [5, 9, 11, 7, 3], [6, 12, 8, 3]
-    a = attribute(model, src_ids, tgt_ids, "integrated_gradients", ["x"] * 5, ["y"] * 4, steps=2, tolerance=1e-6)
+    a = attribute(model, src_ids, tgt_ids, "integrated_gradients", ["x"] * 5, ["y"] * 4, steps=2,
+                  tolerance=1e-6)
     assert a.converged and len(set(a.target_steps)) > 1 and a.steps > 2      # refined, and not evenly
     src, tgt_in, tgt_out, e = A.path_inputs(model, src_ids, tgt_ids)
     m = 3 ** 7
@@ -351,7 +376,8 @@ def test_the_lens_last_layer_is_the_models_own_output(translator, trace):
     model = translator.model
     lens = logit_lens(model, trace.source.ids, trace.tgt_ids, translator.tokenizer.pieces, top_k=5)
     L, T = lens.chosen_rank.shape
-    assert L == translator.cfg.n_decoder_layers and T == len(trace.tgt_ids) and lens.chosen == trace.tgt_pieces
+    assert L == translator.cfg.n_decoder_layers and T == len(trace.tgt_ids) and \
+        lens.chosen == trace.tgt_pieces
     with torch.inference_mode():
         src = torch.tensor([trace.source.ids])
         tgt_in = torch.tensor([[translator.cfg.bos_id, *trace.tgt_ids[:-1]]])
@@ -359,8 +385,10 @@ def test_the_lens_last_layer_is_the_models_own_output(translator, trace):
     top_p, top_i = probs.topk(5, dim=-1)
     assert np.array_equal(lens.top_probs[-1], top_p.double().numpy())                       # exactly
     assert np.array_equal(lens.top_ids[-1], top_i.numpy())
-    assert (lens.chosen_rank[-1] == 1).all()                                                 # greedy: the top piece
-    np.testing.assert_allclose(lens.chosen_prob[-1], [s.prob for s in trace.steps], atol=1e-5)   # the trace's p
+    # greedy: the top piece
+    assert (lens.chosen_rank[-1] == 1).all()
+    # the trace's p
+    np.testing.assert_allclose(lens.chosen_prob[-1], [s.prob for s in trace.steps], atol=1e-5)
     assert all(1 <= lens.decided_at(t) <= L for t in range(T))
     with torch.inference_mode():                              # layer 1, written out: its output through Eᵀ
         from transformer.model.transformer import causal_mask
@@ -370,7 +398,8 @@ def test_the_lens_last_layer_is_the_models_own_output(translator, trace):
         p1 = torch.softmax(model.output_logits(y)[0].float(), -1)
     chosen = torch.tensor(trace.tgt_ids)
     np.testing.assert_allclose(lens.chosen_prob[0], p1[torch.arange(T), chosen].double().numpy(), atol=1e-6)
-    assert lens.chosen_rank[0].tolist() == [int((p1[t] > p1[t, c]).sum()) + 1 for t, c in enumerate(trace.tgt_ids)]
+    assert lens.chosen_rank[0].tolist() == [int((p1[t] > p1[t, c]).sum()) + 1
+                                            for t, c in enumerate(trace.tgt_ids)]
 
 
 def test_contrast_and_lens_views_draw(translator, trace):
@@ -383,7 +412,8 @@ def test_contrast_and_lens_views_draw(translator, trace):
     fig = why_views.contrast_figure(trace, contrasts, plain, 1, views.Look())
     go.Figure(fig.to_dict())
     bars = [d for d in fig.to_dict()["data"] if d["type"] == "bar"]
-    np.testing.assert_allclose(bars[0]["y"], contrasts[0].scores[0].round(5))            # what the model computed
+    # what the model computed
+    np.testing.assert_allclose(bars[0]["y"], contrasts[0].scores[0].round(5))
     np.testing.assert_allclose(bars[-1]["y"], trace.cross.probs[0][:, step - 1].mean(0).round(4))
     caption = why_views.contrast_caption(contrasts, trace)
     assert rival in caption and f"step {step}" in caption.lower()
@@ -396,9 +426,9 @@ def test_contrast_and_lens_views_draw(translator, trace):
 
 
 def test_an_attribution_may_use_more_threads_and_puts_the_setting_back(tiny_model):
-    """The app runs attributions one at a time with one intra-op thread per core (translator.intra_op_threads):
-    the same numbers, and the setting as it was afterwards."""
-    from transformer.serving.translator import intra_op_threads
+    """The app runs attributions one at a time with one intra-op thread per core
+    (translator.intra_op_threads): the same numbers, and the setting as it was afterwards."""
+    from transformer.serving.resources import intra_op_threads
     model = tiny_model.eval().double()
     args = ([5, 9, 11, 7, 3], [6, 12, 8, 3], "integrated_gradients", ["x"] * 5, ["y"] * 4)
     before = torch.get_num_threads()
@@ -414,9 +444,9 @@ def test_an_attribution_may_use_more_threads_and_puts_the_setting_back(tiny_mode
 
 
 def test_a_first_estimate_comes_before_the_refined_result_and_changes_nothing(tiny_model, monkeypatch):
-    """Integrated Gradients hands over its result after the first pass and each round (final=False), every target
-    in it; the final result is the same with or without anyone listening, and each estimate's numbers are what
-    the refinement had at that point (the last one is no worse than the first)."""
+    """Integrated Gradients hands over its result after the first pass and each round (final=False), every
+    target in it; the final result is the same with or without anyone listening, and each estimate's numbers
+    are what the refinement had at that point (the last one is no worse than the first)."""
     import transformer.probes.attribution as A
     model = tiny_model.eval().double()
     monkeypatch.setattr(A, "GAP_FLOOR", 1e-12)
@@ -434,8 +464,8 @@ def test_a_first_estimate_comes_before_the_refined_result_and_changes_nothing(ti
 
 
 def test_a_ranking_within_the_remaining_error_is_not_called_settled():
-    """The strongest source piece of a target is settled only when it leads the second by more than the target's
-    completeness gap; the text then says "Complete", else names the steps whose order is open."""
+    """The strongest source piece of a target is settled only when it leads the second by more than the
+    target's completeness gap; the text then says "Complete", else names the steps whose order is open."""
     scores = np.array([[0.50, 0.10, 0.05], [0.30, 0.29, 0.01]])
     f_in, f_base = np.array([0.655, 0.62]), np.zeros(2)           # gaps: 0.005 and 0.02
     a = Attribution("integrated_gradients", scores, f_in, f_base, 8, "zero", ("a", "b", "c"), ("x", "y"),
@@ -450,9 +480,9 @@ def test_a_ranking_within_the_remaining_error_is_not_called_settled():
 
 
 def test_the_translator_hands_estimates_only_to_the_caller_that_computes(tiny_translator, monkeypatch):
-    """With "both", gradient × input comes first and rides along, final, with each Integrated Gradients estimate
-    (in the methods' order); the result is the same as without listening; a second caller, answered from the
-    cache, is told nothing before its answer."""
+    """With "both", gradient × input comes first and rides along, final, with each Integrated Gradients
+    estimate (in the methods' order); the result is the same as without listening; a second caller, answered
+    from the cache, is told nothing before its answer."""
     import transformer.probes.attribution as A
     monkeypatch.setattr(A, "GAP_FLOOR", 1e-12)              # this tiny model's changes are small: refine on
     text = "seven eight nine ten"

@@ -1,13 +1,14 @@
-"""Write the README's screenshots and one of every view into assets/: ``python3 tools/screenshots.py [--out assets]``.
+"""Write the README's screenshots and one of every view into assets/:
+``python3 tools/screenshots.py [--out assets]``.
 
 Starts app.py on 127.0.0.1 and drives Debian's Chromium through playwright (never a downloaded browser),
 with the browser tests' own steps (harness/). Writes ``screenshot.png`` (step by step, step 3) and
 ``screenshot-explorer.png`` for the README, then every tab at the three sizes a lecture meets:
 1920x1080 in presenter mode (the projector), 1280x800 (a laptop) and 390x844 (a phone, whole
-page), each in the light and the dark look, as ``views/<size>-<look>[-presenter]-<tab>.png``; and a lecture: the
-presenter's projector with a live session (its room panel open, then folded) and the follower's page on a laptop
-and a phone, light and dark, on the step view and the explorer, then a question to the room (asked, then revealed),
-as ``views/lecture-*.png``.
+page), each in the light and the dark look, as ``views/<size>-<look>[-presenter]-<tab>.png``; and a lecture:
+the presenter's projector with a live session (its room panel open, then folded) and the follower's page on a
+laptop and a phone, light and dark, on the step view and the explorer, then a question to the room (asked,
+then revealed), as ``views/lecture-*.png``.
 Run by hand only: the browser test (tests/test_browser.py) takes the same steps and writes its
 screenshots to a temporary folder, so running the tests never changes the tracked images.
 """
@@ -22,11 +23,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.app import start_app, stop_app  # noqa: E402
-from harness.browser import (CHROMIUM, FLAGS, SENTENCE, SETTLE_S, TABS, VIEWPORT, IdleBrowser, open_link,  # noqa: E402
+from harness.browser import (CHROMIUM, FLAGS, SENTENCE, SETTLE_S, TABS, VIEWPORT, IdleBrowser,  # noqa: E402
+                             open_link,
                                    open_other_views, run_knockout, set_look, show_tab, translate_and_step)
 SIZES = [(1920, 1080, True), (1280, 800, False), (390, 844, False)]     # width, height, presenter mode
-LONG_SENTENCE = ("When the students arrived at the lecture hall this morning, the professor had already written the "
-                 "equations of the attention mechanism on the board.")
+LONG_SENTENCE = ("When the students arrived at the lecture hall this morning, the professor had already "
+                 "written the equations of the attention mechanism on the board.")
 
 
 def every_view(browser, url: str, out: Path, tabs=TABS) -> list[Path]:
@@ -41,7 +43,8 @@ def every_view(browser, url: str, out: Path, tabs=TABS) -> list[Path]:
                 show_tab(page, tab)
                 if tab == "knockout":
                     run_knockout(page)                    # its views drawn, not their "press …" notes
-                name = f"{width}x{height}-{'dark' if dark else 'light'}{'-presenter' if presenter else ''}-{tab}.png"
+                name = (f"{width}x{height}-{'dark' if dark else 'light'}{'-presenter' if presenter else ''}-"
+                        f"{tab}.png")
                 page.screenshot(path=str(out / name), full_page=width < 600)
                 written.append(out / name)
             page.close()
@@ -49,7 +52,8 @@ def every_view(browser, url: str, out: Path, tabs=TABS) -> list[Path]:
 
 
 def lecture_views(browser, url: str, out: Path) -> list[Path]:
-    """A live lecture: the presenter (1920x1080, presenter mode) starts a session, and followers open its link."""
+    """A live lecture: the presenter (1920x1080, presenter mode) starts a session, and followers open its
+    link."""
     written = []
     presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(presenter, url, text=LONG_SENTENCE, step=3)
@@ -68,8 +72,8 @@ def lecture_views(browser, url: str, out: Path) -> list[Path]:
     for width, height in ((1280, 800), (390, 844)):
         for dark in (False, True):
             phone = width < 600
-            ctx = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone,
-                                      color_scheme="dark" if dark else "light")
+            ctx = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone,
+                                      has_touch=phone, color_scheme="dark" if dark else "light")
             page = ctx.new_page()
             page.goto(url + f"?follow={code}")
             pages.append((f"{width}x{height}-{'dark' if dark else 'light'}", page))
@@ -77,7 +81,8 @@ def lecture_views(browser, url: str, out: Path) -> list[Path]:
         if tab != "steps":
             show_tab(presenter, tab)
         for name, page in pages:
-            page.wait_for_selector(f"#view-title:has-text('{'Step by step' if tab == 'steps' else 'Attention'}')",
+            page.wait_for_selector(f"#view-title:has-text('"
+                                   f"{'Step by step' if tab == 'steps' else 'Attention'}')",
                                    timeout=60_000)
             page.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version")
             time.sleep(0.5)
@@ -92,8 +97,8 @@ def lecture_views(browser, url: str, out: Path) -> list[Path]:
 
 
 def vote_views(presenter, pages: list, out: Path) -> list[Path]:
-    """The room answers: the presenter asks which English piece step 3 looks at most, each follower taps one, the
-    projector counts (the view blurred), then Reveal: ``lecture-vote-*.png``."""
+    """The room answers: the presenter asks which English piece step 3 looks at most, each follower taps one,
+    the projector counts (the view blurred), then Reveal: ``lecture-vote-*.png``."""
     written = []
     show_tab(presenter, "steps")
     presenter.locator("#vote-toggle").click()
@@ -127,8 +132,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default=str(ROOT / "assets"), help="folder for the PNG files (default: assets/)")
     p.add_argument("--readme-only", action="store_true", help="only the README's two screenshots")
-    p.add_argument("--tabs", nargs="+", choices=TABS, default=TABS, help="only these tabs' views (default: all)")
-    p.add_argument("--lecture-only", action="store_true", help="only the lecture's shots (presenter and followers)")
+    p.add_argument("--tabs", nargs="+", choices=TABS, default=TABS,
+                   help="only these tabs' views (default: all)")
+    p.add_argument("--lecture-only", action="store_true",
+                   help="only the lecture's shots (presenter and followers)")
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -155,7 +162,8 @@ def main(argv=None) -> int:
             browser.close()
     finally:
         stop_app(proc)
-    print(f"wrote {out / 'screenshot.png'}, {out / 'screenshot-explorer.png'} and {len(views)} views in {out / 'views'}")
+    print(f"wrote {out / 'screenshot.png'}, {out / 'screenshot-explorer.png'} and {len(views)} views in "
+          f"{out / 'views'}")
     return 0
 
 

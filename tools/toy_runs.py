@@ -1,10 +1,10 @@
 """Write the longer runs of the design choices trained live (``transformer/training/toy.py``) into
-``checkpoints/toy-runs/NAME.json``: the same two models and seed as the live run, trained ``--times`` as many steps,
-their last snapshot (curves, accuracy by length, attention maps) as plain JSON of a few KB, which the Compare tab
-shows at once (a Space on a shared CPU teaches without training live).
+``checkpoints/toy-runs/NAME.json``: the same two models and seed as the live run, trained ``--times`` as many
+steps, their last snapshot (curves, accuracy by length, attention maps) as plain JSON of a few KB, which the
+Compare tab shows at once (a Space on a shared CPU teaches without training live).
 
-``python3 tools/toy_runs.py [--times 4] [--only positions scale …]`` (one CPU thread per run; about 3–5 minutes a
-choice at ``--times 4`` on this project's 2-core VM).
+``python3 tools/toy_runs.py [--times 4] [--only positions scale …]`` (one CPU thread per run; about 3–5
+minutes a choice at ``--times 4`` on this project's 2-core VM).
 """
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for name in args.only:
-        choice = replace(CHOICES[name], every=CHOICES[name].every * args.times)   # as many points as a live run
+        # as many points as a live run
+        choice = replace(CHOICES[name], every=CHOICES[name].every * args.times)
         t0 = time.time()
         last = None
         for snap in train_pair(choice, SEED, choice.steps * args.times):
@@ -46,7 +47,8 @@ def main(argv=None) -> int:
                                torch=torch.__version__, made=time.strftime("%Y-%m-%d"))
         (out / f"{name}.json").write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
         print(f"{name}: {last.step} steps in {time.time() - t0:.0f} s; accuracy {data['a_label']} "
-              f"{data['a']['accuracy'][-1]:.2f}, {data['b_label']} {data['b']['accuracy'][-1]:.2f}", flush=True)
+              f"{data['a']['accuracy'][-1]:.2f}, {data['b_label']} {data['b']['accuracy'][-1]:.2f}",
+              flush=True)
     return 0
 
 

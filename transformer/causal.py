@@ -1,11 +1,12 @@
-"""Typed results of the causal experiments (numpy only, no torch, no gradio), like why.py: switch a part of the
-model off and see what the translation needs (``KnockOut``, ``KnockOutResult``, ``HeadImportance``), or copy a
-part of one sentence's run into another's (``PatchMap``). probes/knockout.py and probes/patching.py compute them.
+"""Typed results of the causal experiments (numpy only, no torch, no gradio), like why.py: switch a part of
+the model off and see what the translation needs (``KnockOut``, ``KnockOutResult``, ``HeadImportance``), or
+copy a part of one sentence's run into another's (``PatchMap``). probes/knockout.py and probes/patching.py
+compute them.
 
-A part is named the way the views name it: a head (attention kind, layer, head; 1-based), a sub-layer (its name
-and layer), or the positional encoding of one side. A head's *share* of its sub-layer's output is
-head_i W^O_i + b^O / h (the output projection's rows of that head, and an h-th of its bias), so that the h shares
-add up to the sub-layer's output: knocking out every head of a sub-layer is knocking out the sub-layer.
+A part is named the way the views name it: a head (attention kind, layer, head; 1-based), a sub-layer (its
+name and layer), or the positional encoding of one side. A head's *share* of its sub-layer's output is
+head_i W^O_i + b^O / h (the output projection's rows of that head, and an h-th of its bias), so that the h
+shares add up to the sub-layer's output: knocking out every head of a sub-layer is knocking out the sub-layer.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ Method = Literal["zero", "mean"]
 METHODS: tuple[Method, ...] = ("zero", "mean")
 METHOD_WORDS = {
     "zero": "zeroed (its output replaced by nothing)",
-    "mean": "replaced by its mean over the sentence's positions (what it gives on average, whatever the piece)",
+    "mean": "replaced by its mean over the sentence's positions (what it gives on average, whatever the "
+            "piece)",
 }
 HEAD_KINDS = ("encoder", "decoder", "cross")                 # the attention kinds, as trace.py names them
 SUBLAYERS = ("encoder-self", "encoder-ffn", "decoder-self", "cross", "decoder-ffn")
@@ -40,7 +42,8 @@ class KnockOut:
 
     heads: tuple[tuple[str, int, int], ...] = ()      # (kind, layer, head), 1-based
     sublayers: tuple[tuple[str, int], ...] = ()       # (sub-layer, layer), 1-based
-    positions: tuple[str, ...] = ()                   # "source" and/or "target": that side's positional encoding
+    # "source" and/or "target": that side's positional encoding
+    positions: tuple[str, ...] = ()
     method: Method = "zero"
 
     def __post_init__(self) -> None:
@@ -53,7 +56,8 @@ class KnockOut:
         return not (self.heads or self.sublayers or self.positions)
 
     def words(self) -> str:
-        """In words, for a title: "cross L2 H5, decoder L1 H3 and the encoder's feed-forward in layer 4, zeroed"."""
+        """In words, for a title: "cross L2 H5, decoder L1 H3 and the encoder's feed-forward in layer 4,
+        zeroed"."""
         parts = [f"{k} L{l} H{h}" for k, l, h in self.heads]
         parts += [f"{SUBLAYER_TITLES[s]} in layer {l}" for s, l in self.sublayers]
         parts += [f"the {s} positional encoding" for s in self.positions]
@@ -70,7 +74,8 @@ class KnockOutResult:
     knockout: KnockOut
     original: tuple[str, ...]          # the original greedy translation's pieces (with </s>)
     original_text: str
-    pieces: tuple[str, ...]            # greedy from scratch with the knock-out applied (with </s> when it ended)
+    # greedy from scratch with the knock-out applied (with </s> when it ended)
+    pieces: tuple[str, ...]
     text: str
     p_original: np.ndarray             # (T,) p(original piece t) in the original model (teacher forcing)
     p_knocked: np.ndarray              # (T,) p(the same piece) with the knock-out, on the original's prefix
@@ -87,7 +92,8 @@ class KnockOutResult:
         for i, (a, b) in enumerate(zip(self.pieces, self.original)):
             if a != b:
                 return i + 1
-        return None if len(self.pieces) == len(self.original) else min(len(self.pieces), len(self.original)) + 1
+        return (None if len(self.pieces) == len(self.original)
+                else min(len(self.pieces), len(self.original)) + 1)
 
 
 @dataclass(frozen=True)
@@ -117,8 +123,9 @@ class HeadImportance:
 
 @dataclass(frozen=True)
 class PatchMap:
-    """Sentence A's run with one part copied from sentence B's run (same decoder input: A's translation up to the
-    step), part by part: how p(the piece) at that step moves. Restored share: (p_patched − p_A) / (p_B − p_A)."""
+    """Sentence A's run with one part copied from sentence B's run (same decoder input: A's translation up to
+    the step), part by part: how p(the piece) at that step moves. Restored share: (p_patched − p_A) / (p_B −
+    p_A)."""
 
     text_a: str
     text_b: str
@@ -132,8 +139,8 @@ class PatchMap:
     differing: tuple[int, ...]         # source positions (0-based) whose pieces differ
     stack_parts: dict                  # stack -> the names of its sub-layers, the sub-layer map's columns
     sublayer_p: dict                   # stack -> (layers, its sub-layers) p(piece) after patching one
-    layer_positions_p: np.ndarray      # (encoder layers + 1, source positions) p after patching the residual stream
-    #                                    (row 0: the input embeddings) at one source position
+    layer_positions_p: np.ndarray      # (encoder layers + 1, source positions) p after patching the residual
+    #                                    stream (row 0: the input embeddings) at one source position
     head_p: dict                       # kind -> (layers, heads) p after patching that head's share
     seconds: float = 0.0
 
@@ -145,16 +152,18 @@ class PatchMap:
 
 
 # ---------------------------------------------------------------- parts as text (the page's box and the API)
-PART_HELP = ("Parts, separated by commas: a head `cross L2 H5` (kinds: enc, dec, cross; heads as `H1-4` too), a "
-             "whole attention sub-layer `cross L2`, a feed-forward `enc L3 ffn` or `dec L1 ffn`, the positional "
-             "encoding `positions source`, `positions target` or `positions both`.")
-KIND_WORDS = {"enc": "encoder", "encoder": "encoder", "dec": "decoder", "decoder": "decoder", "cross": "cross"}
+PART_HELP = ("Parts, separated by commas: a head `cross L2 H5` (kinds: enc, dec, cross; heads as `H1-4` "
+             "too), a whole attention sub-layer `cross L2`, a feed-forward `enc L3 ffn` or `dec L1 ffn`, the "
+             "positional encoding `positions source`, `positions target` or `positions both`.")
+KIND_WORDS = {"enc": "encoder", "encoder": "encoder", "dec": "decoder", "decoder": "decoder",
+              "cross": "cross"}
 ATTENTION_SUBLAYER = {"encoder": "encoder-self", "decoder": "decoder-self", "cross": "cross"}
 MAX_PARTS_TEXT = 2000
 
 
 def parse_parts(text: str, method: str = "zero") -> KnockOut:
-    """A knock-out from text such as "cross L2 H5, enc L3 ffn, positions source"; ValueError saying what is wrong."""
+    """A knock-out from text such as "cross L2 H5, enc L3 ffn, positions source"; ValueError saying what is
+    wrong."""
     if not isinstance(text, str):
         raise ValueError(f"The parts to switch off must be text. {PART_HELP}")
     if any("\ud800" <= c <= "\udfff" for c in text):
@@ -174,8 +183,8 @@ def parse_parts(text: str, method: str = "zero") -> KnockOut:
                 raise ValueError(f"“{raw[:40]}”: say which positional encoding, source, target or both.")
             sides += list(SIDES) if side == "both" else [side]
             continue
-        m = re.fullmatch(r"(enc|encoder|dec|decoder|cross)\s+l(?:ayer)?\s*(\d{1,3})(?:\s+(ffn|h(?:ead)?\s*(\d{1,3})"
-                         r"(?:\s*-\s*(\d{1,3}))?))?", " ".join(words))
+        m = re.fullmatch(r"(enc|encoder|dec|decoder|cross)\s+l(?:ayer)?\s*(\d{1,3})"
+                         r"(?:\s+(ffn|h(?:ead)?\s*(\d{1,3})(?:\s*-\s*(\d{1,3}))?))?", " ".join(words))
         if not m:
             raise ValueError(f"“{raw[:40]}” is not a part. {PART_HELP}")
         kind, layer = KIND_WORDS[m.group(1)], int(m.group(2))
@@ -207,8 +216,9 @@ def parts_text(ko: KnockOut) -> str:
 # ---------------------------------------------------------------- as JSON (the API's answers)
 def knockout_json(r: KnockOutResult) -> dict:
     return dict(switched_off=parts_text(r.knockout), method=r.knockout.method, original=r.original_text,
-                translation=r.text, changed=r.changed, first_change=r.first_change, seconds=round(r.seconds, 3),
-                steps=[dict(piece=p, p_original=round(float(a), 6), p_knocked=round(float(b), 6), knocked_top=t)
+                translation=r.text, changed=r.changed, first_change=r.first_change,
+                seconds=round(r.seconds, 3), steps=[dict(piece=p, p_original=round(float(a), 6),
+                                                         p_knocked=round(float(b), 6), knocked_top=t)
                        for p, a, b, t in zip(r.original, r.p_original, r.p_knocked, r.top_knocked)])
 
 
@@ -223,9 +233,10 @@ def importance_json(hi: HeadImportance, step: Optional[int] = None) -> dict:
 
 def patch_json(pm: PatchMap) -> dict:
     rnd = lambda a: np.round(np.asarray(a, dtype=np.float64), 6).tolist()   # noqa: E731
-    return dict(a=pm.text_a, b=pm.text_b, step=pm.step, piece=pm.piece, p_a=round(pm.p_a, 6), p_b=round(pm.p_b, 6),
-                differing_positions=[i + 1 for i in pm.differing], source_pieces=list(pm.src_a),
-                sublayers={s: dict(parts=list(pm.stack_parts[s]), p=rnd(v)) for s, v in pm.sublayer_p.items()},
+    return dict(a=pm.text_a, b=pm.text_b, step=pm.step, piece=pm.piece, p_a=round(pm.p_a, 6),
+                p_b=round(pm.p_b, 6), differing_positions=[i + 1 for i in pm.differing],
+                source_pieces=list(pm.src_a), sublayers={s: dict(parts=list(pm.stack_parts[s]), p=rnd(v))
+                                                         for s, v in pm.sublayer_p.items()},
                 heads={k: rnd(v) for k, v in pm.head_p.items()},
                 encoder_residual=dict(rows="input, after layer 1, ...", columns="source positions",
                                       p=rnd(pm.layer_positions_p)),

@@ -34,10 +34,12 @@ class ModelConfig:
     max_len: int = _size(256, "longest sequence the positional encoding covers")
     # The design choices the Compare view's toy runs change one at a time (transformer/training/toy.py):
     positions: str = _size("sinusoidal", "positional encoding: 'sinusoidal' (the paper's, fixed), 'learned' "
-                                         "(one trained vector per position) or 'none' (no position signal: the "
-                                         "toy tasks' lesson)", choices=("sinusoidal", "learned", "none"))
-    norm: str = _size("post", "where LayerNorm sits: 'post' (the paper's: LayerNorm(x + Sublayer(x))) or 'pre' "
-                              "(x + Sublayer(LayerNorm(x)), a final LayerNorm after each stack)", choices=("post", "pre"))
+                                         "(one trained vector per position) or 'none' (no position signal: "
+                                         "the toy tasks' lesson)", choices=("sinusoidal", "learned", "none"))
+    norm: str = _size("post",
+                      "where LayerNorm sits: 'post' (the paper's: LayerNorm(x + Sublayer(x))) or 'pre' "
+                              "(x + Sublayer(LayerNorm(x)), a final LayerNorm after each stack)",
+                              choices=("post", "pre"))
     scale_scores: bool = _size(True, "divide the attention scores by √d_k (the paper's 'scaled' dot product)")
     pad_id: int = PAD_ID
     unk_id: int = UNK_ID
@@ -93,7 +95,8 @@ BEAM_DEFAULT = 4            # the app's beam width at start
 BEAM_ALPHA = 0.6            # GNMT length-penalty exponent for the final choice (Wu et al. 2016)
 MAX_FORCED_PIECES = MAX_SOURCE_PIECES   # your French, in pieces with </s> (also capped by max_len)
 
-# ------------------------------------------------------------------ batched translation (CLI, evaluation, training)
+# ------------------------------------------------------------------ batched translation (CLI, evaluation,
+# training)
 BATCH_TOKENS = 6000         # padded source tokens per batch
 MAX_BATCH_SENTENCES = 256
 
@@ -106,16 +109,20 @@ PATTERN_THRESHOLD = 0.4     # a head is labelled by a pattern that gets at least
 BROAD_ENTROPY = 0.8         # ... or called "broad" above this normalised entropy
 ROLLOUT_RESIDUAL = 0.5      # weight of attention against the residual path in attention rollout
 REPORT_TOP_CANDIDATES = 5   # candidates per step in the HTML report's table
-LABEL_MAX_CHARS = 12        # longer axis labels (numbered: "3 ▁la") are cut with "…" (the full piece is in the hover)
+# longer axis labels (numbered: "3 ▁la") are cut with "…" (the full piece is in the hover)
+LABEL_MAX_CHARS = 12
 PREFIX_SHOWN_PIECES = 12    # the step view shows the last pieces of a long prefix (the full one on hover)
 CELL_VALUES_MAX_PIECES = 14 # "inside one head" prints values in the cells up to this many pieces a side
 
 
 # ------------------------------------------------------------------ "Why this word": attribution and vectors
-IG_STEPS = 4                # Integrated Gradients: equal intervals of the straight path from the baseline to start ...
-IG_MAX_STEPS = 1728         # ... the worst cut in three for each target until its gap is below IG_TOLERANCE, up to this
+# Integrated Gradients: equal intervals of the straight path from the baseline to start ...
+IG_STEPS = 4
+# ... the worst cut in three for each target until its gap is below IG_TOLERANCE, up to this
+IG_MAX_STEPS = 1728
 IG_TOLERANCE = 0.02         # |Σ attributions − (f(input) − f(baseline))| ≤ 2 % of |f(input) − f(baseline)|
-IG_CUT_SHARE = 0.5          # each round cuts a target's worst intervals holding this share of its intervals' gaps
+# each round cuts a target's worst intervals holding this share of its intervals' gaps
+IG_CUT_SHARE = 0.5
 ATTRIBUTION_TOKENS = 4096   # target positions per forward/backward pass (rows × target length): bounds memory
 ATTRIBUTION_MAX_PIECES = 48 # longest source or translation (pieces) the app attributes: bounds the time
 LINES_MIN_WEIGHT = 0.02     # the lines view leaves out weights below this (invisible anyway)

@@ -32,17 +32,19 @@ from .pieces import WORD_MARKER
 # ------------------------------------------------------------------ thresholds (bench/doubt.py)
 CAPITALS_SHARE = 0.6          # share of letters in capitals above which a text is "mostly capitals"
 CAPITALS_MIN_LETTERS = 8
-FRENCH_SCORE = 0.0            # mean log(target share / source share) of the pieces above which text looks French
+# mean log(target share / source share) of the pieces above which text looks French
+FRENCH_SCORE = 0.0
 OTHER_LANGUAGE_P = 0.999      # py3langid's probability for a language other than English...
 OTHER_LANGUAGE_MIN_WORDS = 4  # ...on at least this many words
-FRAGMENT_PIECES = 3           # a word cut into this many letter pieces or more, one of them rare, is "cut into many
+# a word cut into this many letter pieces or more, one of them rare, is "cut into many
+FRAGMENT_PIECES = 3
 FRAGMENT_PIECES_NO_COUNTS = 5  # rare pieces"; without the training counts: this many pieces
 UNSURE_PIECE_P = 0.25         # a chosen piece below this probability is marked as unsure
 UNSURE_MEAN_LOGPROB = -0.9    # below this mean log-probability per piece, the translation is flagged
 
 LANGUAGES = {"fr": "French", "de": "German", "es": "Spanish", "it": "Italian", "pt": "Portuguese",
-             "nl": "Dutch", "sv": "Swedish", "pl": "Polish", "ru": "Russian", "tr": "Turkish", "zh": "Chinese",
-             "ja": "Japanese", "ar": "Arabic", "en": "English"}
+             "nl": "Dutch", "sv": "Swedish", "pl": "Polish", "ru": "Russian", "tr": "Turkish",
+             "zh": "Chinese", "ja": "Japanese", "ar": "Arabic", "en": "English"}
 
 
 # ------------------------------------------------------------------ before decoding
@@ -58,8 +60,8 @@ def mostly_capitals(text: str) -> bool:
 def sentence_case(text: str) -> str:
     """'THE CAT IS HERE. IS IT?' -> 'The cat is here. Is it?' (and the pronoun 'I' stays upper case)."""
     lowered = re.sub(r"\bi\b", "I", text.lower())
-    return re.sub(r"(^|[.!?]\s+)([\"'«“(\[]*)([a-zà-ÿ])", lambda m: m.group(1) + m.group(2) + m.group(3).upper(),
-                  lowered)
+    return re.sub(r"(^|[.!?]\s+)([\"'«“(\[]*)([a-zà-ÿ])",
+                  lambda m: m.group(1) + m.group(2) + m.group(3).upper(), lowered)
 
 
 def ordinary_case(text: str) -> str:
@@ -77,8 +79,8 @@ def french_log_ratio(source_counts: Sequence[int], target_counts: Sequence[int])
 
 def french_score(ids: Sequence[int], source_counts: Sequence[int], target_counts: Sequence[int],
                  log_ratio: Optional[np.ndarray] = None) -> float:
-    """Mean over the pieces of ``french_log_ratio``: above 0 the text is made of pieces the model met mostly on
-    the French side. Pass `log_ratio` when it is at hand, so the counts are not read again."""
+    """Mean over the pieces of ``french_log_ratio``: above 0 the text is made of pieces the model met mostly
+    on the French side. Pass `log_ratio` when it is at hand, so the counts are not read again."""
     ratio = french_log_ratio(source_counts, target_counts) if log_ratio is None else log_ratio
     ids = [i for i in ids if i < len(ratio)]
     return float(np.mean(ratio[ids])) if ids else float("-inf")
@@ -138,9 +140,9 @@ def fragmented_words(pieces: Sequence[str], counts: Optional[Sequence[int]] = No
 
 def input_doubts(text: str, ids: Sequence[int], pieces: Sequence[str], counts: Optional[Sequence[int]] = None,
                  log_ratio: Optional[np.ndarray] = None) -> list[str]:
-    """Notes on an input far from the training data. `counts`: each piece's training count (Source.train_counts);
-    `log_ratio`: ``french_log_ratio`` of the model. Capitals are handled by the caller, who changes the text
-    (``ordinary_case``)."""
+    """Notes on an input far from the training data. `counts`: each piece's training count
+    (Source.train_counts); `log_ratio`: ``french_log_ratio`` of the model. Capitals are handled by the caller,
+    who changes the text (``ordinary_case``)."""
     notes = []
     french = log_ratio is not None and french_score(ids, (), (), log_ratio) > FRENCH_SCORE
     lang = "French" if french else other_language(text)
@@ -150,8 +152,8 @@ def input_doubts(text: str, ids: Sequence[int], pieces: Sequence[str], counts: O
     cut = fragmented_words(pieces, counts)
     if cut:
         listed = ", ".join(f"“{w}” ({n} pieces)" for w, n in cut[:4])
-        notes.append(f"Some words are not in the model's vocabulary and were cut into pieces it rarely saw in "
-                     f"training: {listed}. The model knows little about them; check their translation.")
+        notes.append(f"Some words are not in the model's vocabulary and were cut into pieces it rarely saw "
+                     f"in training: {listed}. The model knows little about them; check their translation.")
     return notes
 
 
@@ -159,7 +161,8 @@ def input_doubts(text: str, ids: Sequence[int], pieces: Sequence[str], counts: O
 @dataclass(frozen=True)
 class Confidence:
     mean_logprob: float                          # mean log p of the chosen pieces, </s> included
-    unsure: tuple[tuple[int, str, float], ...]   # (0-based step, piece, p) below UNSURE_PIECE_P, least likely first
+    # (0-based step, piece, p) below UNSURE_PIECE_P, least likely first
+    unsure: tuple[tuple[int, str, float], ...]
 
     @property
     def mean_prob(self) -> float:
@@ -216,8 +219,10 @@ def output_doubts(source: str, translation: str, conf: Confidence, numbers: bool
     notes = []
     missing, extra = changed_numbers(source, translation) if numbers else ([], [])
     if missing or extra:
-        parts = ([f"{', '.join(missing)} of your text {'is' if len(missing) == 1 else 'are'} not in the translation"]
-                 if missing else []) + ([f"{', '.join(extra)} appeared that your text does not have"] if extra else [])
+        parts = ([f"{', '.join(missing)} of your text {'is' if len(missing) == 1 else 'are'} not in the "
+                  f"translation"]
+                 if missing else []) + ([f"{', '.join(extra)} appeared that your text does not have"] if extra
+                                        else [])
         notes.append(f"Check the numbers: {'; '.join(parts)}.")
     if conf.low:
         notes.append(f"The model is unsure of this translation (its chosen pieces have a mean probability of "

@@ -10,4 +10,5 @@ WORD_MARKER = "▁"   # SentencePiece's "a word starts here", at the start of a 
 
 def detokenize(pieces: Iterable[str]) -> str:
     """Pieces to text, without <pad>, <s> and </s>: what a prefix of a translation reads as."""
-    return "".join(p for p in pieces if p not in (PAD_PIECE, BOS_PIECE, EOS_PIECE)).replace(WORD_MARKER, " ").strip()
+    return ("".join(p for p in pieces if p not in (PAD_PIECE, BOS_PIECE, EOS_PIECE)).replace(WORD_MARKER, " ")
+            .strip())

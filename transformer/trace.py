@@ -29,8 +29,8 @@ StopReason = Literal["end", "length", "time"]   # </s> produced, output length l
 
 
 def freeze(obj, *names: str) -> None:
-    """Make these fields of a frozen dataclass tuples (callers may pass lists): a trace is shared by every user
-    who asks for its sentence, and nothing may append to it."""
+    """Make these fields of a frozen dataclass tuples (callers may pass lists): a trace is shared by every
+    user who asks for its sentence, and nothing may append to it."""
     for name in names:
         object.__setattr__(obj, name, tuple(getattr(obj, name)))
 
@@ -67,13 +67,14 @@ class Step:
     def __post_init__(self) -> None:
         freeze(self, "decoder_input", "topk_ids", "topk_pieces", "topk_probs")
         if len(self.decoder_input) <= self.index:
-            raise ValueError(f"step {self.index}: its decoder input has only {len(self.decoder_input)} pieces")
+            raise ValueError(f"step {self.index}: its decoder input has only {len(self.decoder_input)} "
+                             f"pieces")
 
     @property
     def prefix(self) -> tuple[str, ...]:
-        """The decoder's input at this step: <s> y1 ... y_index. Made when asked: a trace keeps one tuple for all
-        its steps, not one per step (that grew with the square of the length: 0.1-0.3 MB a long trace, kept by
-        every session that holds one)."""
+        """The decoder's input at this step: <s> y1 ... y_index. Made when asked: a trace keeps one tuple for
+        all its steps, not one per step (that grew with the square of the length: 0.1-0.3 MB a long trace,
+        kept by every session that holds one)."""
         return self.decoder_input[: self.index + 1]
 
 
@@ -83,8 +84,8 @@ class AttentionMaps:
 
     kind: AttentionKind
     probs: np.ndarray                 # (layers, heads, queries, keys): softmax(QKᵀ/√d_k), masked = 0
-    scores: np.ndarray                # same shape: QKᵀ/√d_k (QKᵀ in a model that does not scale: the trace's `scaled`)
-                                      # before masking (future cells included)
+    scores: np.ndarray                # same shape: QKᵀ/√d_k (QKᵀ in a model that does not scale: the trace's
+                                      # `scaled`) before masking (future cells included)
     queries: tuple[str, ...]          # the piece at each query position
     keys: tuple[str, ...]             # the piece at each key position
 
@@ -98,11 +99,12 @@ class AttentionMaps:
         for name in ("probs", "scores"):
             a = getattr(self, name)
             if not isinstance(a, np.ndarray) or a.ndim != 4 or a.shape[2:] != shape:
-                raise ValueError(f"{self.kind} attention {name}: shape {getattr(a, 'shape', None)} does not match "
-                                 f"(layers, heads, {shape[0]} queries, {shape[1]} keys)")
+                raise ValueError(f"{self.kind} attention {name}: shape {getattr(a, 'shape', None)} does not "
+                                 f"match (layers, heads, {shape[0]} queries, {shape[1]} keys)")
             a.setflags(write=False)
         if self.scores.shape != self.probs.shape:
-            raise ValueError(f"{self.kind} attention: scores {self.scores.shape} and probs {self.probs.shape} differ")
+            raise ValueError(f"{self.kind} attention: scores {self.scores.shape} and probs "
+                             f"{self.probs.shape} differ")
 
     @property
     def layers(self) -> int:
@@ -125,15 +127,17 @@ class AttentionMaps:
         return ~np.tril(np.ones((len(self.queries), len(self.keys)), dtype=bool))
 
     # A trace the shared cache has dropped may still be held by users' sessions (their last translation): its
-    # arrays, 10-25 MB for a long input, would stay as long as the sessions do, outside any bound. `release` lets
-    # go of them (weak references only) and makes them again on demand with `refill` (the same maps: decoding is
-    # deterministic), so that the cache's bound in bytes is the bound of the traces' memory.
+    # arrays, 10-25 MB for a long input, would stay as long as the sessions do, outside any bound. `release`
+    # lets go of them (weak references only) and makes them again on demand with `refill` (the same maps:
+    # decoding is deterministic), so that the cache's bound in bytes is the bound of the traces' memory.
     def release(self, refill: Callable[[], "AttentionMaps"]) -> None:
-        """Keep only weak references to the arrays; `refill()` gives the same maps when they are gone and read."""
+        """Keep only weak references to the arrays; `refill()` gives the same maps when they are gone and
+        read."""
         held = self.__dict__
         if "probs" not in held:
             return
-        held["_weak"] = (weakref.ref(held["probs"]), weakref.ref(held["scores"]))   # ready before the arrays go
+        # ready before the arrays go
+        held["_weak"] = (weakref.ref(held["probs"]), weakref.ref(held["scores"]))
         held["_refill_lock"], held["_refill"] = threading.Lock(), refill
         del held["probs"], held["scores"]
 
@@ -174,9 +178,10 @@ class TranslationTrace:
     deadline_s: Optional[float] = None
     device: str = "cpu"
     seconds: float = 0.0              # decoding time, encoder included
-    forced: bool = False              # a teacher-forced pass of given pieces (your French), not the model's choices
-    scaled: bool = True               # the model divides its scores by √d_k (False: the no-scaling variant), so the
-                                      # maps' scores are QKᵀ/√d_k, or QKᵀ where it does not
+    # a teacher-forced pass of given pieces (your French), not the model's choices
+    forced: bool = False
+    scaled: bool = True               # the model divides its scores by √d_k (False: the no-scaling variant),
+                                      # so the maps' scores are QKᵀ/√d_k, or QKᵀ where it does not
 
     def __post_init__(self) -> None:
         freeze(self, "tgt_ids", "tgt_pieces", "steps")
@@ -205,7 +210,8 @@ class TranslationTrace:
 
     @cached_property
     def confidence(self) -> Confidence:
-        """How sure the model was of its chosen pieces (doubt.py); computed once (the page and notes read it)."""
+        """How sure the model was of its chosen pieces (doubt.py); computed once (the page and notes read
+        it)."""
         return confidence(self.tgt_pieces, [s.prob for s in self.steps])
 
     @property
@@ -219,7 +225,7 @@ class TranslationTrace:
         if self.stop == "time":
             notes.append(f"Decoding stopped at the time limit of {self.deadline_s:.0f} s.")
         elif self.stop == "length":
-            notes.append("Decoding stopped at the output length limit before the end-of-sentence token. The model "
-                         "learned from single sentences: a long paragraph can make it repeat itself; try one "
-                         "sentence at a time.")
+            notes.append("Decoding stopped at the output length limit before the end-of-sentence token. The "
+                         "model learned from single sentences: a long paragraph can make it repeat itself; "
+                         "try one sentence at a time.")
         return notes

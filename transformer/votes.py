@@ -1,19 +1,20 @@
 """The room answers: questions a presenter asks about the view on screen, and what students may answer (numpy
 only: no torch, no gradio).
 
-A question is fixed to the view it was asked on and carries the model's own answer, worked out from the trace when
-it is asked (hidden from the students until the presenter reveals it):
+A question is fixed to the view it was asked on and carries the model's own answer, worked out from the trace
+when it is asked (hidden from the students until the presenter reveals it):
 
 - ``piece``: "Which English piece will this step look at most?" The answer is the argmax of the shown
   cross-attention (the step's row, at the shown layer, for one head or the mean over heads).
 - ``next``: "What will the next French piece be?" The answer is the model's greedy choice and its probability;
-  students tap one of the step's candidates (shown in alphabetical order: the ranking would tell) or type a word.
-- ``head``: "Which head does this?" The presenter names a pattern the head summary knows ("looks at the previous
-  piece"); the answer is the head whose attention follows it most (``viz.analysis.pattern_scores``).
+  students tap one of the step's candidates (shown in alphabetical order: the ranking would tell) or type a
+  word.
+- ``head``: "Which head does this?" The presenter names a pattern the head summary knows ("looks at the
+  previous piece"); the answer is the head whose attention follows it most (``viz.analysis.pattern_scores``).
 - ``choice``: the presenter's own question, 2 to MAX_OPTIONS options, one marked right.
 
-A student's answer is a *key*: the option's index as text ("3"), or for ``next`` the piece itself ("▁chat"), so
-that a typed word and the tapped candidate count as one. ``accept`` turns what a student sent into a key or
+A student's answer is a *key*: the option's index as text ("3"), or for ``next`` the piece itself ("▁chat"),
+so that a typed word and the tapped candidate count as one. ``accept`` turns what a student sent into a key or
 refuses it with a message the page shows.
 """
 from __future__ import annotations
@@ -37,12 +38,15 @@ KINDS = {"piece": "Which English piece will this step look at most?",
          "next": "What will the next French piece be?",
          "head": "Which head does this?",
          "choice": "A question of my own"}
-PATTERNS = {   # what the presenter names, by attention kind: the head summary's patterns, in words a room reads
+# what the presenter names, by attention kind: the head summary's patterns, in words a room reads
+PATTERNS = {
     "encoder": {"previous token": "looks at the previous piece", "next token": "looks at the next piece",
-                "itself": "looks at its own piece", "end of sentence": "looks at the end of the sentence </s>"},
+                "itself": "looks at its own piece",
+                "end of sentence": "looks at the end of the sentence </s>"},
     "decoder": {"previous token": "looks at the previous piece", "itself": "looks at its own piece",
                 "start token <s>": "looks at the start <s>"},
-    "cross": {"diagonal / monotonic": "follows the English word order", "end of sentence": "looks at the English </s>"},
+    "cross": {"diagonal / monotonic": "follows the English word order",
+              "end of sentence": "looks at the English </s>"},
 }
 KIND_WORDS = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
               "cross": "cross-attention"}
@@ -65,7 +69,8 @@ class VoteError(ValueError):
 class Question:
     kind: str                       # one of KINDS
     prompt: str                     # the question as the room reads it
-    options: tuple[str, ...]        # what a student taps: pieces, candidates, "L1 H1"…, the presenter's options
+    # what a student taps: pieces, candidates, "L1 H1"…, the presenter's options
+    options: tuple[str, ...]
     context: str = ""               # one line under the prompt (the step, what it writes, the pattern)
     grid: tuple[int, ...] = ()      # ``head``: (layers, heads); options are "L1 H1" … row by row
     typed: bool = False             # a student may type a word (``next``)
@@ -89,7 +94,8 @@ class Question:
         d = {k: v for k, v in dict(d).items() if k in cls.__dataclass_fields__}
         counts = d.get("counts") or {}
         return cls(**{**d, "options": tuple(d.get("options") or ()), "grid": tuple(d.get("grid") or ()),
-                      "view": dict(d.get("view") or {}), "counts": dict(counts) if isinstance(counts, dict) else {}})
+                      "view": dict(d.get("view") or {}),
+                      "counts": dict(counts) if isinstance(counts, dict) else {}})
 
     def label(self, key: str) -> str:
         """A key as the room reads it: the option's text, or a typed piece as a word."""
@@ -128,7 +134,8 @@ def piece_words(piece: str) -> str:
 
 
 def _row(trace, step: int, layer: int, head: Optional[int]) -> np.ndarray:
-    """The step's cross-attention over the source pieces at `layer` (1-based), one head (1-based) or the mean."""
+    """The step's cross-attention over the source pieces at `layer` (1-based), one head (1-based) or the
+    mean."""
     probs = trace.cross.probs[layer - 1, :, step - 1]           # (H, S)
     return probs.mean(0) if head is None else probs[head - 1]
 
@@ -156,7 +163,8 @@ def piece_question(trace, step: int, layer: int, head) -> Question:
     who = "mean over heads" if h is None else f"head {h}"
     writes = trace.steps[step - 1].piece
     return Question("piece", KINDS["piece"], tuple(trace.source.pieces),
-                    context=f"Step {step}, which writes «{piece_words(writes)}» · cross-attention · layer {layer} · {who}",
+                    context=f"Step {step}, which writes «{piece_words(writes)}» · cross-attention · layer "
+                            f"{layer} · {who}",
                     view=dict(text=trace.source.text, tab="steps", step=str(step), layer=str(layer),
                               head=who if h is None else str(h)),
                     answer=str(best), answer_note=f"{row[best]:.0%} of the step's attention")
@@ -165,17 +173,18 @@ def piece_question(trace, step: int, layer: int, head) -> Question:
 def next_question(trace, step: int, layer: int = 0, head=None) -> Question:
     """The answer: the model's most probable piece given the shown prefix (its greedy choice there)."""
     if trace.forced:
-        raise VoteError("The view shows French you scored, not the model's own translation: translate the sentence "
-                        "again, then ask what the model will write.")
+        raise VoteError("The view shows French you scored, not the model's own translation: translate the "
+                        "sentence again, then ask what the model will write.")
     step = check_step(trace, step)
     s = trace.steps[step - 1]
     so_far = detokenize(trace.tgt_pieces[:step - 1])
     view = dict(text=trace.source.text, tab="steps", step=str(step))
     if layer:
         view.update(layer=str(layer), head=str(head or "mean over heads"))
-    return Question("next", KINDS["next"], tuple(sorted(set(s.topk_pieces), key=lambda p: piece_words(p).lower())),
-                    context=f"Step {step} · the French so far: «{so_far or '(nothing yet)'}»", typed=True, view=view,
-                    answer=s.topk_pieces[0], answer_note=f"p = {s.topk_probs[0]:.2f}")
+    return Question("next", KINDS["next"],
+                    tuple(sorted(set(s.topk_pieces), key=lambda p: piece_words(p).lower())),
+                    context=f"Step {step} · the French so far: «{so_far or '(nothing yet)'}»", typed=True,
+                    view=view, answer=s.topk_pieces[0], answer_note=f"p = {s.topk_probs[0]:.2f}")
 
 
 def head_question(trace, kind: str, pattern: str, view: Optional[dict] = None) -> Question:
@@ -213,9 +222,10 @@ def choice_question(prompt: str, options, correct, view: Optional[dict] = None) 
     return Question("choice", prompt, opts, view=dict(view or {}), answer=str(right - 1))
 
 
-def piece_of(word: str, piece_id: Callable[[str], Optional[int]], id_to_piece: Callable[[int], str]) -> Optional[str]:
-    """A typed word as one piece of the vocabulary: "chat" → "▁chat" (a word's start first), "s" → "s"; None when
-    it is not one piece."""
+def piece_of(word: str, piece_id: Callable[[str], Optional[int]],
+             id_to_piece: Callable[[int], str]) -> Optional[str]:
+    """A typed word as one piece of the vocabulary: "chat" → "▁chat" (a word's start first), "s" → "s"; None
+    when it is not one piece."""
     word = word.strip()
     if word in NOT_ANSWERS:
         return None
@@ -238,7 +248,8 @@ def accept(q: Question, answer, known_piece: Optional[Callable[[str], Optional[s
             raise VoteError(f"Type one word (at most {MAX_TYPED_CHARS} characters).")
         piece = known_piece(word) if known_piece is not None else None
         if piece is None:
-            raise VoteError(f"«{word.strip()[:MAX_TYPED_CHARS]}» is not one piece of the model's vocabulary: pick "
+            raise VoteError(f"«{word.strip()[:MAX_TYPED_CHARS]}» is not one piece of the model's vocabulary: "
+                            f"pick "
                             "one of the candidates, or type a shorter word.")
         return piece
     i = answer.get("option")
@@ -273,7 +284,8 @@ def export_rows(questions, base: str = "") -> list[dict]:
         share = agreed(q)
         rows.append({"question": q.id, "asked_utc": _utc(q.asked), "kind": q.kind, "prompt": q.prompt,
                      "context": q.context, "view_link": base.rstrip("/") + q.link if q.link else "",
-                     "options": [export_label(q, o if q.kind == "next" else str(i)) for i, o in enumerate(q.options)],
+                     "options": [export_label(q, o if q.kind == "next" else str(i))
+                                 for i, o in enumerate(q.options)],
                      "counts": {export_label(q, k): n for k, n in q.counts.items()},
                      "answers": q.answered, "followers": q.followers, "status": q.status,
                      "model_answer": q.answer_label, "model_note": q.answer_note,
@@ -282,12 +294,14 @@ def export_rows(questions, base: str = "") -> list[dict]:
 
 
 def export_label(q: Question, key: str) -> str:
-    """A key as the export names it: one name per option (a sentence's pieces numbered: "▁the" may come twice)."""
+    """A key as the export names it: one name per option (a sentence's pieces numbered: "▁the" may come
+    twice)."""
     return f"{int(key) + 1}: {q.options[int(key)]}" if q.kind == "piece" else q.label(key)
 
 
 def _utc(t: float) -> str:
-    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat(timespec="seconds") if t else ""
+    return (datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat(timespec="seconds") if t
+            else "")
 
 
 def export_json(questions, base: str = "", room: str = "") -> str:
@@ -297,8 +311,8 @@ def export_json(questions, base: str = "", room: str = "") -> str:
 def export_csv(questions, base: str = "") -> str:
     rows = export_rows(questions, base)
     out = io.StringIO()
-    fields = ["question", "asked_utc", "kind", "prompt", "context", "view_link", "options", "counts", "answers",
-              "followers", "status", "model_answer", "model_note", "room_agreed"]
+    fields = ["question", "asked_utc", "kind", "prompt", "context", "view_link", "options", "counts",
+              "answers", "followers", "status", "model_answer", "model_note", "room_agreed"]
     w = csv.DictWriter(out, fields)
     w.writeheader()
     for r in rows:

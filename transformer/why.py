@@ -15,7 +15,8 @@ import numpy as np
 
 AttributionMethod = Literal["integrated_gradients", "gradient_x_input"]
 METHODS: tuple[AttributionMethod, ...] = ("integrated_gradients", "gradient_x_input")
-GAP_FLOOR = 1e-4    # a completeness gap this small counts as met whatever the change (float32 rounding: ~1e-6)
+# a completeness gap this small counts as met whatever the change (float32 rounding: ~1e-6)
+GAP_FLOOR = 1e-4
 METHOD_TITLES = {"integrated_gradients": "Integrated Gradients", "gradient_x_input": "Gradient × input"}
 
 
@@ -39,11 +40,12 @@ class Attribution:
 
     def __post_init__(self) -> None:
         if self.scores.shape != (len(self.tgt_pieces), len(self.src_pieces)):
-            raise ValueError(f"attribution scores {self.scores.shape} do not match {len(self.tgt_pieces)} targets × "
-                             f"{len(self.src_pieces)} source pieces")
+            raise ValueError(f"attribution scores {self.scores.shape} do not match {len(self.tgt_pieces)} "
+                             f"targets × {len(self.src_pieces)} source pieces")
         for name in ("src_pieces", "tgt_pieces", "target_steps"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        for arr in (self.scores, self.f_input, self.f_baseline):   # shared by everyone asking for the sentence
+        # shared by everyone asking for the sentence
+        for arr in (self.scores, self.f_input, self.f_baseline):
             arr.setflags(write=False)
 
     @property
@@ -77,14 +79,16 @@ class Attribution:
 
     @property
     def converged(self) -> bool:
-        """Integrated Gradients met its tolerance for every target (a gap of GAP_FLOOR or less always counts)."""
+        """Integrated Gradients met its tolerance for every target (a gap of GAP_FLOOR or less always
+        counts)."""
         return self.method == "integrated_gradients" and bool(
             np.all((np.abs(self.gap) <= GAP_FLOOR) | (self.target_gaps <= self.tolerance)))
 
     @property
     def unsettled(self) -> tuple[int, ...]:
-        """Targets (0-based) whose strongest source piece is not settled: the two largest |attributions| differ by
-        less than the target's remaining completeness gap, the size of the error the path's points leave."""
+        """Targets (0-based) whose strongest source piece is not settled: the two largest |attributions|
+        differ by less than the target's remaining completeness gap, the size of the error the path's points
+        leave."""
         out = []
         for t, row in enumerate(np.abs(self.scores)):
             if row.size > 1:
@@ -95,9 +99,9 @@ class Attribution:
 
     def to_dict(self) -> dict:
         """For the API: the matrix (target pieces × source pieces) and the completeness check."""
-        return {"method": self.method, "baseline": self.baseline, "quantity": self.quantity, "steps": self.steps,
-                "target_steps": list(self.target_steps), "tolerance": self.tolerance, "converged": self.converged,
-                "step": self.step, "rival": self.rival,
+        return {"method": self.method, "baseline": self.baseline, "quantity": self.quantity,
+                "steps": self.steps, "target_steps": list(self.target_steps), "tolerance": self.tolerance,
+                "converged": self.converged, "step": self.step, "rival": self.rival,
                 "source_pieces": list(self.src_pieces), "target_pieces": list(self.tgt_pieces),
                 "matrix": np.round(self.scores, 6).tolist(), "f_input": np.round(self.f_input, 6).tolist(),
                 "f_baseline": np.round(self.f_baseline, 6).tolist(), "gap": np.round(self.gap, 6).tolist(),
@@ -138,7 +142,8 @@ class InputParts:
 
 @dataclass(frozen=True)
 class Lens:
-    """The logit lens (probes/lens.py): what each decoder layer would predict at each step if it were the last."""
+    """The logit lens (probes/lens.py): what each decoder layer would predict at each step if it were the
+    last."""
 
     top_ids: np.ndarray          # (layers, steps, k) the k most probable next pieces at that layer
     top_pieces: tuple            # [layer][step] -> k pieces

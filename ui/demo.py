@@ -80,15 +80,18 @@ def build_page(translator: Translator, checkpoint: Path) -> PageParts:
     look, large, example = build_header()
     text, go_btn, results, link, look, live = build_input_section(
         lambda: build_display_section(translator.cfg, trace_state, look, large))
-    picker = ChoiceDropdown([], label="Your text has several sentences", visible=False, elem_id="sentence-picker")
+    picker = ChoiceDropdown([], label="Your text has several sentences", visible=False,
+                            elem_id="sentence-picker")
     page = Page(translator.cfg, trace_state, look, replay_of(checkpoint), translator, english=text,
                 original=gr.State(None), text=text, french=results[0], pieces=results[2])
-    with gr.Row(elem_id="viewing-row", equal_height=True):   # shown (style.css) only while it has something to say
+    # shown (style.css) only while it has something to say
+    with gr.Row(elem_id="viewing-row", equal_height=True):
         page.viewing.render()
         page.back.render()
     votes = build_vote_panel()       # presenter mode, during a live session: above the tabs, folded to a line
     tabs, tabs_box = build_tabs(page, translator, checkpoint, current_tab, drawn)
-    return PageParts(page, tabs, tabs_box, current_tab, drawn, example, picker, go_btn, results, link, live, votes)
+    return PageParts(page, tabs, tabs_box, current_tab, drawn, example, picker, go_btn, results, link, live,
+                     votes)
 
 
 def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_CONCURRENCY,
@@ -96,21 +99,26 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
     """The whole page. `rooms`: where live sessions are kept (default: this process's memory); ``serve`` adds
     the followers' route for them (``demo.rooms``)."""
     rooms = rooms if rooms is not None else MemoryRooms()
-    with gr.Blocks(title="Transformer, step by step: English → French", delete_cache=delete_cache_setting()) as demo:
+    with gr.Blocks(title="Transformer, step by step: English → "
+                         "French", delete_cache=delete_cache_setting()) as demo:
         parts = build_page(translator, checkpoint)
-        page, tabs, tabs_box, current_tab, drawn = parts.page, parts.tabs, parts.tabs_box, parts.current_tab, parts.drawn
-        text, trace_state, example, picker, go_btn, results = (page.text, page.trace, parts.example, parts.picker,
-                                                               parts.go_btn, parts.results)
+        page, tabs, tabs_box, current_tab, drawn = (parts.page, parts.tabs, parts.tabs_box, parts.current_tab,
+                                                    parts.drawn)
+        text, trace_state, example, picker, go_btn, results = (page.text, page.trace, parts.example,
+                                                               parts.picker, parts.go_btn, parts.results)
 
         redraw = redraw_visible(page, tabs, current_tab, drawn)   # the tab on screen: an event's arguments
         result_outputs = [trace_state, *results, page.step_slider]
         model = dict(concurrency_id="model",   # with the batcher, waiting requests are decoded together
-                     concurrency_limit=APP_TRANSLATE_WAITING if getattr(translator, "batcher", None) else concurrency)
+                     concurrency_limit=APP_TRANSLATE_WAITING if getattr(translator, "batcher", None)
+                     else concurrency)
 
-        # A new trace (Translate, a picked sentence or example, a link at page load) comes with its views in the
-        # same event: the tabs' fits and the visible tab's figures (NewTraceViews), one request per Translate.
+        # A new trace (Translate, a picked sentence or example, a link at page load) comes with its views in
+        # the same event: the tabs' fits and the visible tab's figures (NewTraceViews), one request per
+        # Translate.
         fresh = NewTraceViews.of(page, tabs, current_tab, drawn)
-        translated, drawn_tab, moved_on = wire_translate(translator, parts, fresh, result_outputs, redraw, model)
+        translated, drawn_tab, moved_on = wire_translate(translator, parts, fresh, result_outputs, redraw,
+                                                         model)
 
         wire_pickers((picker, example), translated, [text, *result_outputs, drawn_tab, drawn], fresh, model,
                      moved_on)
@@ -120,21 +128,24 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
                        drawn, redraw, model, picker)
         watch, limits = RoomWatch(rooms), RoomLimits()
         live = wire_live(demo, page, tabs, current_tab, rooms, watch, *parts.live[:4], limits=limits)
-        wire_votes(parts.votes, live, page, tabs, current_tab, [c for *_, c in link_controls(tabs)], parts.live[0])
+        wire_votes(parts.votes, live, page, tabs, current_tab, [c for *_, c in link_controls(tabs)],
+                   parts.live[0])
         wire_links(page, tabs, text, current_tab, *parts.link,
                    new_text=[go_btn.click, text.submit, example.input, picker.input])
     demo.rooms, demo.watch, demo.limits = rooms, watch, limits
     demo.frames = ViewFrames(FollowerViews(page, tabs, translator).build)   # what a follower's page is sent
-    demo.known_piece = known_piece_of(getattr(translator, "tokenizer", None))   # a student's typed word (votes)
-    demo.page_js = page_js(tour_json(translator.cfg))   # the page's scripts, the tour's stops with the model's sizes
+    # a student's typed word (votes)
+    demo.known_piece = known_piece_of(getattr(translator, "tokenizer", None))
+    # the page's scripts, the tour's stops with the model's sizes
+    demo.page_js = page_js(tour_json(translator.cfg))
     return demo
 
 
 def wire_translate(translator: Translator, parts, fresh: NewTraceViews, result_outputs: list, redraw: dict,
                    model: dict) -> tuple:
-    """Translate (the button, Enter) and the API's /translate: the trace, what shows it and the views of the tab on
-    screen in one event. Returns (translated: a sentence to its results and views, the box naming the tab a
-    Translate drew, the browser's check that another tab is on screen by the time the answer comes)."""
+    """Translate (the button, Enter) and the API's /translate: the trace, what shows it and the views of the
+    tab on screen in one event. Returns (translated: a sentence to its results and views, the box naming the
+    tab a Translate drew, the browser's check that another tab is on screen by the time the answer comes)."""
     page, text, picker, go_btn, drawn = parts.page, parts.page.text, parts.picker, parts.go_btn, parts.drawn
     step = page.step_slider
     run = translate_callback(translator)
@@ -153,7 +164,8 @@ def wire_translate(translator: Translator, parts, fresh: NewTraceViews, result_o
 
     def translate(text_v, *values):
         if not str(text_v or "").strip():      # an empty box keeps what is on screen, and says why
-            gr.Warning("Type an English sentence first: the translation and the views below stay as they are.")
+            gr.Warning("Type an English sentence first: the translation and the views below stay as they "
+                       "are.")
             return (gr.skip(),) * (len(result_outputs) + 3 + len(fresh.outputs))
         result, views_out = translated(text_v, values)
         return (*result, sentence_choices(text_v), values[0], *views_out)
@@ -174,27 +186,30 @@ def wire_translate(translator: Translator, parts, fresh: NewTraceViews, result_o
 
 def wire_look(page: Page, redraw: dict) -> None:
     """The look, presenter mode and the colour scale redraw the tab on screen; so does a phone turned (the
-    narrow-screen box, set by the page's script). The look and the narrow-screen box redraw on .input: the page-load
-    event sets them too, and draws in them itself."""
+    narrow-screen box, set by the page's script). The look and the narrow-screen box redraw on .input: the
+    page-load event sets them too, and draws in them itself."""
     for c in page.look[1:3]:
         c.change(**redraw, api_visibility="undocumented", concurrency_id="draw")
     for c in (page.look[0], page.look[3]):
         c.input(**redraw, api_visibility="undocumented", concurrency_id="draw")
 
 
-def wire_pickers(choosers, translated, outputs: list, fresh: NewTraceViews, model: dict, after: tuple) -> None:
-    """The sentence picker and the examples: a choice is translated as if typed (`translated`), and shown in the
-    sentence box; `outputs`: the sentence box, the translation's outputs, the tab drawn and `drawn`; then the
-    event `after` runs (its listener's arguments)."""
+def wire_pickers(choosers, translated, outputs: list, fresh: NewTraceViews, model: dict,
+                 after: tuple) -> None:
+    """The sentence picker and the examples: a choice is translated as if typed (`translated`), and shown in
+    the sentence box; `outputs`: the sentence box, the translation's outputs, the tab drawn and `drawn`; then
+    the event `after` runs (its listener's arguments)."""
     def pick(choice, *values):
         if not choice:
             return (gr.update(),) * len(outputs) + (gr.skip(),) * len(fresh.outputs)
         result, views_out = translated(choice, values)
-        return (choice, *result, values[0], *views_out)   # the sentence box, the results, the tab drawn, the views
+        # the sentence box, the results, the tab drawn, the views
+        return (choice, *result, values[0], *views_out)
     for chooser in choosers:
         chooser.input(**one_hop(pick, [chooser, *fresh.inputs], [*outputs, *fresh.outputs]),
                       api_visibility="undocumented", **model).then(**after)
-        chooser.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)   # ← → step again
+        # ← → step again
+        chooser.input(None, None, None, js=BLUR_JS, api_visibility="undocumented", queue=False)
 
 
 def wire_branches(page: Page, tabs: list, current_tab: gr.State, drawn: gr.State) -> None:
@@ -210,8 +225,8 @@ def wire_branches(page: Page, tabs: list, current_tab: gr.State, drawn: gr.State
                 api_visibility="undocumented", show_progress="hidden", concurrency_id="draw")
 
 
-# After a Translate: another tab on screen than the one it drew (``#drawn-tab``) sets ``#moved``, which redraws it.
-# (undefined: no output set, no change event; returning the same value would still fire one)
+# After a Translate: another tab on screen than the one it drew (``#drawn-tab``) sets ``#moved``, which
+# redraws it. (undefined: no output set, no change event; returning the same value would still fire one)
 MOVED_JS = """(drawn) => {
   const tab = document.querySelector('#tabs [role="tab"][aria-selected="true"]');
   return tab && drawn && tab.dataset.tabId !== drawn ? String(Date.now()) : undefined;
@@ -225,13 +240,15 @@ LOAD_JS = """(...args) => {
 
 
 def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: list, fresh: NewTraceViews,
-                   loaded_outputs: list, drawn: gr.State, redraw: dict, model: dict, picker: gr.Dropdown) -> None:
+                   loaded_outputs: list, drawn: gr.State, redraw: dict, model: dict,
+                   picker: gr.Dropdown) -> None:
     """At page load: the link's sentence (or the first example) translated and the view it names drawn, in one
     event. (A followed room's link, ``?follow=CODE``, opens the follower's page instead: ui/follow.py.)
     `loaded_outputs`: the sentence box, the translation's outputs, the tab bar and the tab on screen."""
     load, link_outs = link_loader(translator, page, tabs)
     step, look, scale, narrow = loaded_outputs[5], page.look[0], page.look[2], page.look[3]
-    at_look, at_scale, at_narrow = (next(i for i, c in enumerate(fresh.inputs) if c is x) for x in (look, scale, narrow))
+    at_look, at_scale, at_narrow = (next(i for i, c in enumerate(fresh.inputs) if c is x)
+                                    for x in (look, scale, narrow))
 
     def opened(params: dict, notes: list, values) -> tuple:
         loaded = load(params, notes)       # text, trace, French, info, pieces, step, tabs, tab, link controls
@@ -241,8 +258,8 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
             values[at_scale] = params["scale"]
         set_now = {step: step_v, **dict(zip(link_outs, link_v))}
         drawn_v, views_out = fresh.views(trace, set_now, tab_v, *values[1:])
-        return (*loaded, values[at_look], values[at_scale], values[at_narrow], sentence_choices(loaded[0]), drawn_v,
-                *views_out)
+        return (*loaded, values[at_look], values[at_scale], values[at_narrow], sentence_choices(loaded[0]),
+                drawn_v, *views_out)
 
     def open_page(request: gr.Request, *values):
         params = dict(request.query_params) if request is not None else {}
@@ -250,8 +267,8 @@ def wire_page_load(demo: gr.Blocks, translator: Translator, page: Page, tabs: li
     # A link sets controls (kind, layer, head) whose change events redraw from values the browser may not
     # have settled yet; one last redraw from the settled values, after them, leaves the view the link names.
     outputs = [*loaded_outputs, *link_outs, look, scale, narrow, picker, drawn, *fresh.outputs]
-    # the first figures are drawn for the screen they land on (a phone's stack their panels) and in the look the page
-    # opened in (Gradio darkens it for a browser that prefers dark, or for ?__theme=dark)
+    # the first figures are drawn for the screen they land on (a phone's stack their panels) and in the look
+    # the page opened in (Gradio darkens it for a browser that prefers dark, or for ?__theme=dark)
     demo.load(**one_hop(open_page, fresh.inputs, outputs), js=LOAD_JS % (at_narrow, at_look),
               api_visibility="undocumented",
               **model).then(**redraw, api_visibility="undocumented", show_progress="hidden",
@@ -264,17 +281,19 @@ def serve(demo: gr.Blocks, host: str, port: int, share: bool, queue_size: int, b
     on Gradio's cache schedule."""
     sweep_reports(delete_cache_setting()[0])
     use_lean_sessions()      # no per-session copy of the page config (0.5-1.5 MB a session): ui/sessions.py
-    # Gradio's queue sums up every event it has recorded (a pandas table of up to 10,000) after each event, for a
-    # monitoring page this app does not use: 3-10 ms holding the GIL per event, more as a lecture goes on
-    # (bench/RESULTS.md, seventh round). Read when the queue is made; a value set in the environment wins.
+    # Gradio's queue sums up every event it has recorded (a pandas table of up to 10,000) after each event,
+    # for a monitoring page this app does not use: 3-10 ms holding the GIL per event, more as a lecture goes
+    # on (bench/RESULTS.md, seventh round). Read when the queue is made; a value set in the environment wins.
     for name, value in APP_GRADIO_ANALYTICS.items():
         os.environ.setdefault(name, str(value))
     demo.queue(default_concurrency_limit=APP_REDRAW_CONCURRENCY, max_size=queue_size,
                status_update_rate=status_update_rate)   # "auto": Gradio's default
     demo.launch(server_name=host, server_port=port, share=share, theme=theme(), max_threads=APP_MAX_THREADS,
                 state_session_capacity=APP_MAX_SESSIONS,
-                css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False, prevent_thread_lock=True,
-                app_kwargs={"routes": live_routes(demo.rooms, demo.watch, demo.frames, demo.limits, demo.known_piece),
-                                                  "middleware": [Middleware(FollowPage)]})
+                css=CSS, js=demo.page_js, footer_links=["api", "gradio"], show_error=False,
+                prevent_thread_lock=True,
+                app_kwargs={"routes": live_routes(demo.rooms, demo.watch, demo.frames, demo.limits,
+                                                  demo.known_piece),
+                        "middleware": [Middleware(FollowPage)]})
     if block:
         demo.block_thread()

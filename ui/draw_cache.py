@@ -48,7 +48,8 @@ class DrawCache:
         self._drawing: dict = {}          # key -> Event set when its drawing is stored (or has failed)
         self.hits = self.misses = 0
 
-    def get(self, view: Hashable, trace: Any, args, draw: Callable[[], Any], freeze: Callable[[Any], Any] = None):
+    def get(self, view: Hashable, trace: Any, args, draw: Callable[[], Any],
+            freeze: Callable[[Any], Any] = None):
         key = plain_key(args)
         if key is None:
             return draw()

@@ -34,9 +34,11 @@ def translate_callback(translator: Translator):
             msg = "Sorry, the model failed on this input. Please try another sentence."
             gr.Warning(msg)
             return None, "", msg, "", gr.update()
-        # Its notes (doubts on the input or the output) are in the pieces' HTML, under the translation they are
-        # about, and go with it at the next Translate; a toast would cover the French, stack and outlive them.
-        return trace, trace.translation, views.run_info(trace), views.pieces_html(trace), slider_update(len(trace.steps))
+        # Its notes (doubts on the input or the output) are in the pieces' HTML, under the translation they
+        # are about, and go with it at the next Translate; a toast would cover the French, stack and outlive
+        # them.
+        return (trace, trace.translation, views.run_info(trace), views.pieces_html(trace),
+                slider_update(len(trace.steps)))
     return run_translate
 
 
@@ -46,14 +48,16 @@ def notes_html(notes) -> str:
 
 
 def sentence_choices(text):
-    """The picker of sentences, shown only when the text holds more than one: the sentences of the text the model
-    reads, cut at MAX_INPUT_CHARS before any splitting (a 300 KB text would hold a worker for minutes and answer
-    with every one of its sentences)."""
+    """The picker of sentences, shown only when the text holds more than one: the sentences of the text the
+    model reads, cut at MAX_INPUT_CHARS before any splitting (a 300 KB text would hold a worker for minutes
+    and answer with every one of its sentences)."""
     sentences = split_sentences(str(text or "")[:MAX_INPUT_CHARS])
     if len(sentences) < 2:
-        return gr.update(visible=False, value=None)   # (hidden already: sent as a plain None, ui/fast_events.py)
+        # (hidden already: sent as a plain None, ui/fast_events.py)
+        return gr.update(visible=False, value=None)
     return gr.update(choices=sentences, value=None, visible=True,
-                     label=f"{len(sentences)} sentences: the model learned mostly from single ones; pick one to "
+                     label=f"{len(sentences)} sentences: the model learned mostly from single ones; pick one "
+                           f"to "
                            "translate it alone")
 
 
@@ -174,15 +178,18 @@ def draw_on_select(page: Page, tabs: list[TabView], tab: TabView, gr_tab: gr.Tab
     def draw_if_stale(request: gr.Request, trace, *values):
         values = (tab.tab_id, *values[1:])             # the tab opened is the tab on screen
         given = dict(zip(views.inputs, values))
-        page.announce(request, trace, tab.tab_id,      # a live room's followers get the tab now, as it will be drawn
-                      view={**{key: given[c] for key, c in tab.link.items() if c in given}, "scale": given[page.look[2]]})
+        # a live room's followers get the tab now, as it will be drawn
+        page.announce(request, trace, tab.tab_id,
+                      view={**{key: given[c] for key, c in tab.link.items() if c in given},
+                            "scale": given[page.look[2]]})
         drawn_v = given[drawn]
         was, tab_ids, due = drawn_parts(drawn_v)
         now = drawn_for(trace, *[given[c] for c in page.look])
         n_out = len(views.outputs)
-        # Nothing translated and nothing drawn yet: the first tab's select at page mount, racing the page's own
-        # translation (which draws this tab itself); drawing empty figures now could land after it.
-        if trace is None and drawn_v is None:      # (nor is it the tab on screen: a link may have opened another)
+        # Nothing translated and nothing drawn yet: the first tab's select at page mount, racing the page's
+        # own translation (which draws this tab itself); drawing empty figures now could land after it.
+        # (nor is it the tab on screen: a link may have opened another)
+        if trace is None and drawn_v is None:
             return (gr.skip(), gr.skip(), *[gr.skip()] * n_out)
         if was == now and tab.tab_id in tab_ids and not any(i in due for i, _, _ in views.fits):
             return (tab.tab_id, gr.skip(), *[gr.skip()] * n_out)

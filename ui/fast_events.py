@@ -60,7 +60,8 @@ def serialised(block, value):
     return out.model_dump() if isinstance(out, (GradioModel, GradioRootModel)) else out
 
 
-_PROPS = ("visible", "interactive", "minimum", "maximum", "step", "label", "choices")   # compared as they are kept
+# compared as they are kept
+_PROPS = ("visible", "interactive", "minimum", "maximum", "step", "label", "choices")
 
 
 def _changes_nothing(block, update: dict) -> bool:
@@ -95,7 +96,8 @@ def one_hop(fn: Callable, inputs: list, outputs: list) -> dict:
         return tuple(serialised(block, v) for block, v in zip(outputs, result))
     run.__name__ = getattr(fn, "__name__", "run")
     run.__doc__ = fn.__doc__
-    run.plain = fn                       # the function as Gradio would call it with its own processing (tests)
+    # the function as Gradio would call it with its own processing (tests)
+    run.plain = fn
     return dict(fn=run, inputs=inputs, outputs=outputs, preprocess=False, postprocess=False)
 
 

@@ -39,7 +39,8 @@ from .tabs import DEFAULT_TAB, TAB_IDS, TABS
 log = logging.getLogger("app")
 STATIC = Path(__file__).resolve().parent / "static"
 FRAMES_KEPT = 48                 # views x looks kept per process (a lecture's last few views, every look)
-SKIPPED_OUTPUTS = {"kv-cache"}   # outputs the app keeps folded away (an accordion): never on a follower's page
+# outputs the app keeps folded away (an accordion): never on a follower's page
+SKIPPED_OUTPUTS = {"kv-cache"}
 MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")   # markup in a view's text stays text
 KIND_WORDS = {kind: f"{label.lower()}-attention" for label, kind in KIND_CHOICES}   # "encoder self-attention"
 VEILED = ("tab", "title", "where", "text")   # what a follower is sent of the view while a question is open
@@ -55,7 +56,8 @@ class Look:
 
     @classmethod
     def of(cls, params) -> "Look":
-        return cls(str(params.get("look", "")).lower() == "dark", str(params.get("narrow", "")) in ("1", "true"))
+        return cls(str(params.get("look", "")).lower() == "dark",
+                   str(params.get("narrow", "")) in ("1", "true"))
 
 
 class FollowerViews:
@@ -80,8 +82,8 @@ class FollowerViews:
         return values
 
     def build(self, state: dict, look: Look) -> str:
-        """The view as JSON text: {text, french, tab, title, where, notes, parts: [{type: plot|html, id, ...}],
-        explore}, or {error} when the sentence cannot be shown."""
+        """The view as JSON text: {text, french, tab, title, where, notes, parts: [{type: plot|html, id,
+        ...}], explore}, or {error} when the sentence cannot be shown."""
         q, _ = links.parse_query(state, TAB_IDS, examples.EVERYDAY[0], DEFAULT_TAB)
         view = {k: v for k, v in state.items() if k not in ("text", "tab")}
         explore = "/" + links.query_string(q.text, q.tab, **view)     # the full app on this view
@@ -164,8 +166,8 @@ class ViewFrames:
         return self.build(state, look).encode("utf-8")
 
     async def body(self, view: RoomView, look: Look) -> bytes:
-        """The view's JSON for this look (built at most once while kept, whoever asks; a failed build is not kept:
-        the next follower asking tries again)."""
+        """The view's JSON for this look (built at most once while kept, whoever asks; a failed build is not
+        kept: the next follower asking tries again)."""
         key = self.key(view, look)
         fut = self._frames.get(key)
         if fut is None:
@@ -181,11 +183,13 @@ class ViewFrames:
             if self._frames.get(key) is fut:
                 del self._frames[key]
             log.exception("live room: the follower's view of %s could not be built", view.state.get("tab"))
-            return json.dumps({"error": "This view could not be drawn here: the presenter's screen shows it."}).encode()
+            return json.dumps({"error": "This view could not be drawn here: the presenter's screen shows "
+                                        "it."}).encode()
 
     def veiled(self, view: RoomView, look: Look, body: bytes) -> bytes:
-        """The view while the room answers a question: its title, where it stands and the English only (no French,
-        no figures, no notes, no way to open it: any of them may give the answer away), made once per view."""
+        """The view while the room answers a question: its title, where it stands and the English only (no
+        French, no figures, no notes, no way to open it: any of them may give the answer away), made once per
+        view."""
         key = self.key(view, look)
         if key not in self._veiled:
             full = json.loads(body)
@@ -230,7 +234,8 @@ class Asset:
         return h + ([(b"content-encoding", b"gzip")] if gz else [])
 
 
-PLOTLY_JS_VERSION = "4.1.1"     # the vendored cartesian bundle's (ui/static/vendor/README.md): plotly's own, tested
+# the vendored cartesian bundle's (ui/static/vendor/README.md): plotly's own, tested
+PLOTLY_JS_VERSION = "4.1.1"
 
 
 def plotly_js_path() -> Path:
@@ -247,22 +252,24 @@ UPLOADS = ("/upload", "/process_recording")     # Gradio's routes that write wha
 
 
 class FollowPage:
-    """ASGI middleware ahead of Gradio's routes: ``GET /?follow=…`` (with or without a code: an empty one shows
-    the join box) is the follower's page, and ``/live/static/…`` its script, style and plotly.js; Gradio's
-    upload routes are refused (403: the app takes no files, so none can fill its disk); everything else goes on
-    to Gradio."""
+    """ASGI middleware ahead of Gradio's routes: ``GET /?follow=…`` (with or without a code: an empty one
+    shows the join box) is the follower's page, and ``/live/static/…`` its script, style and plotly.js;
+    Gradio's upload routes are refused (403: the app takes no files, so none can fill its disk); everything
+    else goes on to Gradio."""
 
     def __init__(self, app) -> None:
         self.app = app
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"].rstrip("/").endswith(UPLOADS):
+        if scope["type"] == "http" and scope["method"] == "POST" and \
+                scope["path"].rstrip("/").endswith(UPLOADS):
             await self.refuse_upload(send)      # no component takes a file: nothing a user sends is written
             return
         if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
             path = scope["path"]
             asset = ASSETS.get(path)
-            if asset is None and path in ("/", "") and "follow" in parse_qs(scope.get("query_string", b"").decode(
+            if asset is None and path in ("/", "") and \
+                    "follow" in parse_qs(scope.get("query_string", b"").decode(
                     "latin-1"), keep_blank_values=True):
                 asset = PAGE
             if asset is not None:
@@ -281,7 +288,8 @@ class FollowPage:
     @staticmethod
     async def serve(asset: Asset, scope, send) -> None:
         headers = dict(scope.get("headers") or [])
-        gz = b"gzip" in headers.get(b"accept-encoding", b"") and asset.media_type.startswith("text/javascript")
+        gz = b"gzip" in headers.get(b"accept-encoding", b"") and asset.media_type.startswith(
+            "text/javascript")
         body = asset.body(gz)
         if headers.get(b"if-none-match", b"").decode("latin-1") == asset.etag:
             await send({"type": "http.response.start", "status": 304, "headers": asset.headers(gz)[1:4]})

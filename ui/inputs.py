@@ -20,8 +20,8 @@ def named(label) -> str:
 
 
 class WholeSlider(gr.Slider):
-    """A slider of whole numbers (a step, a layer, a width): a value that is not one, or is out of this session's
-    range, is refused with a message naming the control; a fraction is not rounded."""
+    """A slider of whole numbers (a step, a layer, a width): a value that is not one, or is out of this
+    session's range, is refused with a message naming the control; a fraction is not rounded."""
 
     is_template = True
 
@@ -46,18 +46,19 @@ class TextInput(gr.Textbox):
 
 
 def required(control, payload):
-    """A choice (radio, dropdown) must be made: None is refused with the choices named (Gradio's own passes None
-    on, and refuses only a value that is not a choice)."""
+    """A choice (radio, dropdown) must be made: None is refused with the choices named (Gradio's own passes
+    None on, and refuses only a value that is not a choice)."""
     if payload is None:
         choices = ", ".join(str(value) for _, value in control.choices)
-        raise gr.Error(f"The {named(control.label)} must be one of: {choices}; none was given.", print_exception=False)
+        raise gr.Error(f"The {named(control.label)} must be one of: {choices}; none was given.",
+                       print_exception=False)
     return payload
 
 
 def refused_briefly(preprocess):
-    """Gradio's own refusal of a value (not one of the choices, out of range) as the user's mistake: its message
-    cut to a readable length (it quotes the whole value: a megabyte sent comes back and fills the log), no
-    traceback."""
+    """Gradio's own refusal of a value (not one of the choices, out of range) as the user's mistake: its
+    message cut to a readable length (it quotes the whole value: a megabyte sent comes back and fills the
+    log), no traceback."""
     try:
         return preprocess()
     except gr.Error as e:

@@ -29,13 +29,15 @@ def link_controls(tabs: list[TabView]) -> list[tuple[str, str, object]]:
     return [(tab_id, key, c) for (_, tab_id, _), tab in zip(TABS, tabs) for key, c in tab.link.items()]
 
 
-def link_updates(page: Page, q: links.ViewQuery, tab: Optional[TabView], trace) -> tuple[dict, list[str], Optional[int]]:
+def link_updates(page: Page, q: links.ViewQuery, tab: Optional[TabView],
+                 trace) -> tuple[dict, list[str], Optional[int]]:
     """The updates that show the view a link asks for: {control: update}, notes, and the step to show."""
     tab_link = tab.link if tab is not None else {}
     n_layers = tab.layers if tab is not None and tab.layers else page.n_layers
     if q.head == links.MEAN and "mode" in tab_link:       # the explorer averages with "Show", not with "Head"
         q = replace(q, head=None, mode=q.mode or "mean")
-    kind = q.kind if "kind" in tab_link and q.kind else tab_link["kind"].value if "kind" in tab_link else "cross"
+    kind = (q.kind if "kind" in tab_link and q.kind else tab_link["kind"].value if "kind" in tab_link
+            else "cross")
     head = tab_link.get("head")
     mean_ok = head is not None and any(str(v).startswith(links.MEAN) for _, v in head.choices)
     q, notes = links.fit_ranges(q, views.n_steps(trace), n_layers(kind), page.cfg.n_heads, mean_ok)
@@ -61,7 +63,8 @@ CAUSAL_KEYS = ("knockout", "method", "rank", "b", "at", "piece")
 
 def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
     """At page load: translate the link's sentence (or the first example) and open the view it names."""
-    run = translate_callback(translator)   # Translator.trace's cache: a class opening one link translates once
+    # Translator.trace's cache: a class opening one link translates once
+    run = translate_callback(translator)
     controls = [(tab_id, c) for tab_id, key, c in link_controls(tabs) if key != "step"]
 
     def load(params: dict, notes: list):
@@ -75,14 +78,17 @@ def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
             updates, more, step_v = link_updates(page, q, tab, trace)
             notes += more
             step = slider_update(len(trace.steps), step_v or 1) if step_v else step
-        if notes:   # under the pieces, as the translation's own notes: gone with the next Translate, no toasts
+        # under the pieces, as the translation's own notes: gone with the next Translate, no toasts
+        if notes:
             pieces = f'{pieces}<div class="pieces link-notes">{notes_html(notes)}</div>'
+        # the page's own value: no gr.update to rebuild
         return (q.text, trace, french, info, pieces, step, gr.Tabs(selected=q.tab), q.tab,
-                *[updates.get(c, c.value) for _, c in controls])   # the page's own value: no gr.update to rebuild
+                *[updates.get(c, c.value) for _, c in controls])
     return load, [c for _, c in controls]
 
 
-# The old link hidden in the browser: no request to the server (a lecture's 100 Translates, 100 fewer requests).
+# The old link hidden in the browser: no request to the server (a lecture's 100 Translates, 100 fewer
+# requests).
 HIDE_LINK_JS = "() => ({__type__: 'update', value: '', visible: false})"
 
 
@@ -96,8 +102,8 @@ def wire_links(page: Page, tabs: list[TabView], text, current_tab, link_btn, lin
         shown = trace.source.text if trace is not None else str(text_v or "")
         return gr.update(value=links.query_string(shown, tab_v, scale=scale_v, **view), visible=True)
 
-    link_btn.click(make_link, [page.trace, text, current_tab, page.look[2], *[c for *_, c in controls]], link_box,
-                   api_visibility="undocumented", queue=False).then(
+    link_btn.click(make_link, [page.trace, text, current_tab, page.look[2], *[c for *_, c in controls]],
+                   link_box, api_visibility="undocumented", queue=False).then(
         None, link_box, link_box, js=COPY_LINK_JS, api_visibility="undocumented", queue=False)
     if new_text:
         gr.on(list(new_text), None, None, link_box, js=HIDE_LINK_JS, api_visibility="private", queue=False)

@@ -2,12 +2,13 @@
 
 The presenter (presenter mode, "Start live session") creates a room (``rooms.py``): a short code, a link
 ``?follow=CODE`` and a QR code on screen, in a panel the presenter folds to one line. While the room runs, the
-presenter's page publishes its view (the link parameters and the colour scale) with each change of its controls (and once a
-second from a timer), server side, with the room's secret kept in the presenter's session state (never in a link). A student's link opens
-the follower's page (``follow.py``: a light page outside Gradio) that listens to one stream, ``GET
-/live/rooms/CODE/events``: each new view with its figures as data, built once per view and look in each app
-process (``follow.ViewFrames``), read from the store once per room and process (``rooms.RoomWatch``). Where a
-stream cannot be kept open the page polls ``GET /live/rooms/CODE/view`` (304 while nothing changed).
+presenter's page publishes its view (the link parameters and the colour scale) with each change of its
+controls (and once a second from a timer), server side, with the room's secret kept in the presenter's session
+state (never in a link). A student's link opens the follower's page (``follow.py``: a light page outside
+Gradio) that listens to one stream, ``GET /live/rooms/CODE/events``: each new view with its figures as data,
+built once per view and look in each app process (``follow.ViewFrames``), read from the store once per room
+and process (``rooms.RoomWatch``). Where a stream cannot be kept open the page polls
+``GET /live/rooms/CODE/view`` (304 while nothing changed).
 """
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ from .rooms import NoSuchRoom, RoomError, RoomsFull, RoomStore, StoreDown
 
 log = logging.getLogger("app")
 PUBLISH_EVERY_S = 1.0         # the timer's publish: a safety net behind the change events and the moves
-TIMER_QUIET_S = 10.0          # ...which stays quiet this long after one (the presenter's page may not show it yet)
+# ...which stays quiet this long after one (the presenter's page may not show it yet)
+TIMER_QUIET_S = 10.0
 
 
 def room_html(code: str) -> str:
@@ -43,10 +45,10 @@ def room_html(code: str) -> str:
     link = f'<a href="/?follow={c}" target="_blank"><span class="live-origin"></span>/?follow=<b>{c}</b></a>'
     return (f'<details class="live-room" open><summary><span class="live-code-line">Room <b>{c}</b></span> '
             f'<span class="live-link">{link}</span><span class="live-fold"></span></summary>'
-            f'<div class="live-body"><img class="live-qr" alt="QR code of the follow link" src="{ROUTE}/{c}/qr.svg">'
-            f'<div><div class="live-code">{c}</div><div class="live-note">Students scan the code, open the link, or '
-            f'type the code in "Join a lecture" on the app\'s page: their page follows this one.</div></div></div>'
-            f'</details>')
+            f'<div class="live-body"><img class="live-qr" alt="QR code of the follow link" '
+            f'src="{ROUTE}/{c}/qr.svg"><div><div class="live-code">{c}</div><div class="live-note">Students '
+            f'scan the code, open the link, or type the code in "Join a lecture" on the app\'s page: their '
+            f'page follows this one.</div></div></div></details>')
 
 
 def view_state(page: Page, tabs: list, trace, text, tab, scale, values) -> dict:
@@ -56,24 +58,34 @@ def view_state(page: Page, tabs: list, trace, text, tab, scale, values) -> dict:
     return links.view_params(shown, tab, scale=scale, **view)
 
 
-ROOM_KEY = "transformer-live-room"   # where the presenter's browser keeps its room (localStorage, gr.BrowserState)
-NO_ROOM: dict = {}                    # "no room" in the browser (gr.BrowserState does not store a falsy value)
-PUBLISH_MIN_S = 0.2                   # a room publishes at most this often: faster changes are sent as one, the last
+# where the presenter's browser keeps its room (localStorage, gr.BrowserState)
+ROOM_KEY = "transformer-live-room"
+# "no room" in the browser (gr.BrowserState does not store a falsy value)
+NO_ROOM: dict = {}
+# a room publishes at most this often: faster changes are sent as one, the last
+PUBLISH_MIN_S = 0.2
 NOTES = {   # the presenter's status line under the live buttons (ui/static/presenter.css)
-    "down": ("live-down", "Publishing is paused: the lecture room store does not answer. Students keep the last "
+    "down": ("live-down",
+             "Publishing is paused: the lecture room store does not answer. Students keep the last "
                           "view and are told the connection is interrupted; it resumes by itself."),
     "resumed": ("live-resumed", "Live session {code} resumed: the students' pages follow this page again."),
-    "taken_up": ("live-resumed", "Live session {code} taken up again after a restart: the students' pages find it "
+    "taken_up": ("live-resumed",
+                 "Live session {code} taken up again after a restart: the students' pages find it "
                                  "by themselves."),
-    "lost": ("live-lost", "Live session {code} has ended (a restart lost it, or it was ended elsewhere): start a "
+    "lost": ("live-lost",
+             "Live session {code} has ended (a restart lost it, or it was ended elsewhere): start a "
                           "new one; students join with the new code."),
     "ended": ("live-lost", "Your last live session, {code}, is no longer running."),
-    "resume": ("live-resume", "Your live session {code} is still open: Resume it to publish this page again."),
-    "start_down": ("live-down", "The live session could not start: the lecture room store does not answer. Try "
+    "resume": ("live-resume",
+               "Your live session {code} is still open: Resume it to publish this page again."),
+    "start_down": ("live-down",
+                   "The live session could not start: the lecture room store does not answer. Try "
                                 "again in a moment."),
-    "end_down": ("live-down", "The live session could not be ended: the lecture room store does not answer. Try "
+    "end_down": ("live-down",
+                 "The live session could not be ended: the lecture room store does not answer. Try "
                               "again in a moment."),
-    "too_many": ("live-down", "Too many live sessions were started from this network in the last minutes: try "
+    "too_many": ("live-down",
+                 "Too many live sessions were started from this network in the last minutes: try "
                               "again later, or resume the one you have."),
 }
 
@@ -86,26 +98,32 @@ def note_html(kind: str, code: str = "", detail: str = "") -> str:
 
 
 def held(room_v, keys=None) -> Optional[tuple[str, str]]:
-    """The (code, secret) a presenter's browser holds, or None (anything else it may send is no room). With `keys`,
-    only a secret this app signed for that code counts: a forged one (an event called by hand with a room's public
-    code) never reaches the room's bookkeeping, so it cannot hold back or close the real presenter's room."""
-    if isinstance(room_v, dict) and isinstance(room_v.get("code"), str) and isinstance(room_v.get("secret"), str):
+    """The (code, secret) a presenter's browser holds, or None (anything else it may send is no room). With
+    `keys`, only a secret this app signed for that code counts: a forged one (an event called by hand with a
+    room's public code) never reaches the room's bookkeeping, so it cannot hold back or close the real
+    presenter's room."""
+    if isinstance(room_v, dict) and isinstance(room_v.get("code"), str) and \
+            isinstance(room_v.get("secret"), str):
         room = room_v["code"][:12].upper(), room_v["secret"][:200]
         return room if keys is None or keys.proves(*room) else None
     return None
 
 
 class LiveRooms:
-    """The presenter's side of live sessions in one app process: start (or resume) a room, publish the page's view
-    to it (coalesced to one publish per PUBLISH_MIN_S; taken up again under its code when a restart lost it), end
-    it. The room's (code, secret) lives in the presenter's browser, so it outlives the app process."""
+    """The presenter's side of live sessions in one app process: start (or resume) a room, publish the page's
+    view to it (coalesced to one publish per PUBLISH_MIN_S; taken up again under its code when a restart lost
+    it), end it. The room's (code, secret) lives in the presenter's browser, so it outlives the app
+    process."""
 
-    def __init__(self, page: Page, tabs: list, rooms: RoomStore, watch: RoomWatch, limits: RoomLimits) -> None:
+    def __init__(self, page: Page, tabs: list, rooms: RoomStore, watch: RoomWatch,
+                 limits: RoomLimits) -> None:
         self.page, self.tabs, self.rooms, self.watch, self.limits = page, tabs, rooms, watch, limits
         self.versions: dict[str, int] = {}      # the last version each room published from this process
-        self.recent: dict[str, float] = {}      # when each room last published on a change (the timer waits after one)
+        # when each room last published on a change (the timer waits after one)
+        self.recent: dict[str, float] = {}
         self.shown: dict[str, dict] = {}        # each room's last view on each tab: {code: {tab: state}}
-        self.presenters: dict[str, tuple] = {}  # session hash -> (code, secret): for the moves announced by the server
+        # session hash -> (code, secret): for the moves announced by the server
+        self.presenters: dict[str, tuple] = {}
         self.last_sent: dict[str, float] = {}
         self.pending: dict[str, tuple] = {}     # code -> (room, state) waiting for its PUBLISH_MIN_S
         self.outcomes: dict[str, str] = {}      # code -> how its last publish went (ok, taken_up, down, lost)
@@ -119,7 +137,8 @@ class LiveRooms:
     def opened(self, room: tuple) -> tuple:
         """The page's live controls for a running room: (room, panel, timer, start, end)."""
         return ({"code": room[0], "secret": room[1]}, gr.update(value=room_html(room[0]), visible=True),
-                gr.Timer(active=True), gr.update(visible=False, value="Start live session"), gr.update(visible=True))
+                gr.Timer(active=True), gr.update(visible=False, value="Start live session"),
+                gr.update(visible=True))
 
     def closed(self) -> tuple:
         return (NO_ROOM, gr.update(value="", visible=False), gr.Timer(active=False),
@@ -169,13 +188,16 @@ class LiveRooms:
             pass
 
     def check(self, room_v) -> tuple:
-        """A page opens: a room this browser holds is offered to resume (Start says so), or said to have ended."""
+        """A page opens: a room this browser holds is offered to resume (Start says so), or said to have
+        ended."""
         room = held(room_v)
         if room is None:
             return gr.skip(), gr.skip(), gr.skip()
         try:
-            if self.rooms.owns(*room) or self.rooms.keys.proves(*room):   # running, or lost and takeable again
-                return gr.skip(), gr.update(value=f"Resume live session {room[0]}"), note_html("resume", room[0])
+            # running, or lost and takeable again
+            if self.rooms.owns(*room) or self.rooms.keys.proves(*room):
+                return (gr.skip(), gr.update(value=f"Resume live session {room[0]}"),
+                        note_html("resume", room[0]))
         except StoreDown:
             return gr.skip(), gr.skip(), note_html("start_down")
         return NO_ROOM, gr.skip(), note_html("ended", room[0])
@@ -196,7 +218,8 @@ class LiveRooms:
                 if self.rooms.adopt(*room):
                     log.warning("live room %s: taken up again by its presenter (a restart had lost it)", code)
                     outcome = "taken_up"
-                version = self.rooms.publish(*room, state)   # (made meanwhile by another tab or request: fine)
+                # (made meanwhile by another tab or request: fine)
+                version = self.rooms.publish(*room, state)
         except StoreDown:
             return "down"
         except RoomError as e:          # ended by its presenter, or no room left for it
@@ -210,7 +233,8 @@ class LiveRooms:
         return outcome
 
     def send(self, room: tuple, state: dict) -> str:
-        """Publish, at most once per PUBLISH_MIN_S per room: a faster change waits, and only the last one goes."""
+        """Publish, at most once per PUBLISH_MIN_S per room: a faster change waits, and only the last one
+        goes."""
         code = room[0]
         with self.lock:
             wait = self.last_sent.get(code, -PUBLISH_MIN_S) + PUBLISH_MIN_S - time.monotonic()
@@ -230,8 +254,10 @@ class LiveRooms:
             self.last_sent[code] = time.monotonic()
         self.deliver(room, state)
 
-    def publish(self, room_v, trace, text, tab, scale, note, *values, timer_tick=False, request=None) -> tuple:
-        """The presenter's page's view, published; the page's live controls change only when the outcome does."""
+    def publish(self, room_v, trace, text, tab, scale, note, *values, timer_tick=False,
+                request=None) -> tuple:
+        """The presenter's page's view, published; the page's live controls change only when the outcome
+        does."""
         room = held(room_v, self.rooms.keys)
         skip = (gr.skip(),) * 6
         if room is None or (trace is None and not str(text or "").strip()):
@@ -252,9 +278,9 @@ class LiveRooms:
         return (*skip[:5], gr.skip() if shown == note else shown)
 
     def announce(self, request, trace, tab: str, step=None, view: Optional[dict] = None) -> None:
-        """A presenter's move (Next, Previous, a tab opened) published from the server's handler of it, before the
-        presenter's own page has drawn it: `view` (the tab's link values and the colour scale, as the handler got
-        them), else that tab's view as last published; at the new step."""
+        """A presenter's move (Next, Previous, a tab opened) published from the server's handler of it, before
+        the presenter's own page has drawn it: `view` (the tab's link values and the colour scale, as the
+        handler got them), else that tab's view as last published; at the new step."""
         room = self.presenters.get(getattr(request, "session_hash", None) or "")
         if room is None or trace is None:
             return
@@ -271,15 +297,17 @@ class LiveRooms:
         self.mover.submit(self.send, room, state)     # the move's own handler never waits on the store
 
 
-def wire_live(demo, page: Page, tabs: list, current_tab, rooms: RoomStore, watch: RoomWatch, start_btn, end_btn,
-              panel, note, limits: Optional[RoomLimits] = None) -> LiveRooms:
-    """Start / resume / end a room, and publish the presenter's view while it runs (the followers in this process
-    are woken at once: ``watch.poke``)."""
+def wire_live(demo, page: Page, tabs: list, current_tab, rooms: RoomStore, watch: RoomWatch, start_btn,
+              end_btn, panel, note, limits: Optional[RoomLimits] = None) -> LiveRooms:
+    """Start / resume / end a room, and publish the presenter's view while it runs (the followers in this
+    process are woken at once: ``watch.poke``)."""
     live = LiveRooms(page, tabs, rooms, watch, limits or RoomLimits())
-    # (code, secret) in the presenter's browser: it survives a reload and a restart of the app. A fixed key (the
-    # value is the presenter's own, sent with each event) so that a restarted app reads it.
-    room = gr.BrowserState(NO_ROOM, storage_key=ROOM_KEY, secret=os.environ.get("APP_BROWSER_STATE_KEY", ROOM_KEY))
-    live.room = room                        # the room's questions (ui/votes.py) are asked with the same secret
+    # (code, secret) in the presenter's browser: it survives a reload and a restart of the app. A fixed key
+    # (the value is the presenter's own, sent with each event) so that a restarted app reads it.
+    room = gr.BrowserState(NO_ROOM, storage_key=ROOM_KEY,
+                           secret=os.environ.get("APP_BROWSER_STATE_KEY", ROOM_KEY))
+    # the room's questions (ui/votes.py) are asked with the same secret
+    live.room = room
     timer = gr.Timer(PUBLISH_EVERY_S, active=False)
     controls = [c for *_, c in link_controls(tabs)]
     quiet = dict(api_visibility="private", queue=False)
@@ -289,17 +317,18 @@ def wire_live(demo, page: Page, tabs: list, current_tab, rooms: RoomStore, watch
     presenting = ("() => { setTimeout(() => document.body.classList.toggle('presenting', "
                   "!!document.querySelector('#live-panel .live-room')), 0); }")
     demo.load(live.check, room, [room, start_btn, note], **quiet)
-    # While a room runs, the presenter's page carries the class "presenting": only then does a change send anything.
+    # While a room runs, the presenter's page carries the class "presenting": only then does a change send
+    # anything.
     start_btn.click(live.start, room, live_outputs, **quiet).then(None, None, None, js=presenting, **quiet)
     end_btn.click(live.end, room, live_outputs, **quiet).then(None, None, None, js=presenting, **quiet)
     inputs = [room, page.trace, page.text, current_tab, page.look[2], note, *controls]
-    # Published as soon as the presenter's page has a new value (each control's change, a new translation), and a
-    # move or a tab by the server's handler of the click itself (``announce``, above); the timer is a safety net.
-    # The changes reach the server through one off-screen button, pressed in the browser only on a presenting page:
-    # every other page's Translate (a room of 100 students) sends no request for it.
+    # Published as soon as the presenter's page has a new value (each control's change, a new translation),
+    # and a move or a tab by the server's handler of the click itself (``announce``, above); the timer is a
+    # safety net. The changes reach the server through one off-screen button, pressed in the browser only on a
+    # presenting page: every other page's Translate (a room of 100 students) sends no request for it.
     send_btn = gr.Button("publish", elem_id="live-publish", elem_classes="offscreen")
-    gr.on([page.french.change, current_tab.change, page.look[2].change, *(c.change for c in controls)], None, None,
-          None, js="() => { if (document.body.classList.contains('presenting')) "
+    gr.on([page.french.change, current_tab.change, page.look[2].change, *(c.change for c in controls)], None,
+          None, None, js="() => { if (document.body.classList.contains('presenting')) "
                    "document.getElementById('live-publish').click(); }", **quiet)
 
     def publish(request: gr.Request, *args):
@@ -307,8 +336,9 @@ def wire_live(demo, page: Page, tabs: list, current_tab, rooms: RoomStore, watch
 
     def tick(request: gr.Request, *args):
         return live.publish(*args, timer_tick=True, request=request)
-    # The values as the page sent them (preprocess=False): after a restart of the app a control's range is back to
-    # the one it was built with (a step slider's 1-2), and the page's own step 7 must still reach the room.
+    # The values as the page sent them (preprocess=False): after a restart of the app a control's range is
+    # back to the one it was built with (a step slider's 1-2), and the page's own step 7 must still reach the
+    # room.
     raw = dict(preprocess=False, show_progress="hidden", **quiet)
     send_btn.click(publish, inputs, live_outputs, trigger_mode="always_last", **raw).then(
         None, None, None, js=presenting, **quiet)

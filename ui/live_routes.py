@@ -1,11 +1,12 @@
 """The followers' routes of a live lecture (no gradio here: plain FastAPI routes on Gradio's own server).
 
 ``GET /live/rooms/CODE/events``: the room's views as server-sent events, each with its figures as data for the
-page's look; ``GET /live/rooms/CODE``: its view parameters with an ETag; ``GET /live/rooms/CODE/view``: the same
-drawn, for pages that poll; ``GET /live/rooms/CODE/qr.svg``: the follow link's QR code; ``POST /live/rooms/CODE/answer``: a student's answer to
-the room's open question (``votes.py``). Every route looks the room
-up the same way (``FollowerRoutes.lookup``): 429 for a client locked out (too many unknown codes), 503 while the
-store does not answer, 404 for a room that is not running (an unknown code counts against the client).
+page's look; ``GET /live/rooms/CODE``: its view parameters with an ETag; ``GET /live/rooms/CODE/view``: the
+same drawn, for pages that poll; ``GET /live/rooms/CODE/qr.svg``: the follow link's QR code;
+``POST /live/rooms/CODE/answer``: a student's answer to the room's open question (``votes.py``). Every route
+looks the room up the same way (``FollowerRoutes.lookup``): 429 for a client locked out (too many unknown
+codes), 503 while the store does not answer, 404 for a room that is not running (an unknown code counts
+against the client).
 """
 from __future__ import annotations
 
@@ -32,34 +33,37 @@ EVENTS = [(marker, f"event: {name}\ndata: {{}}\n\n".encode()) for name, marker i
           (("interrupted", TROUBLES["down"]), ("lost", TROUBLES["lost"]), ("resumed", TROUBLES[None]))]
 MAX_ANSWER_BYTES = 1024        # an answer's body: {"student", "question", "answer": {"option"} or {"typed"}}
 STUDENT = re.compile(r"[A-Za-z0-9_-]{16,64}")   # a student's token: random, made by the follower's page
-NOT_YET = {"Cache-Control": "no-cache"}     # a room made that has shown nothing yet (just started or taken up again)
+# a room made that has shown nothing yet (just started or taken up again)
+NOT_YET = {"Cache-Control": "no-cache"}
 
 
 def unavailable() -> JSONResponse:
-    """503: the room store does not answer (Redis stopped or restarting; the store logs it once): the follower's
-    page keeps its last view, says the connection is interrupted, and retries."""
-    return JSONResponse({"error": "The live connection is interrupted (the lecture's room cannot be read just now): "
-                                  "retrying.", "interrupted": True}, status_code=503,
+    """503: the room store does not answer (Redis stopped or restarting; the store logs it once): the
+    follower's page keeps its last view, says the connection is interrupted, and retries."""
+    return JSONResponse({"error": "The live connection is interrupted (the lecture's room cannot be read "
+                                  "just now): retrying.", "interrupted": True}, status_code=503,
                         headers={"Cache-Control": "no-store", "Retry-After": "2"})
 
 
 def locked_out(seconds: int) -> JSONResponse:
     """429: this client asked for too many codes that name no room."""
-    return JSONResponse({"error": f"Too many unknown lecture codes from this network: try again in {seconds} s.",
+    return JSONResponse({"error": f"Too many unknown lecture codes from this network: try again in {seconds} "
+                                  f"s.",
                          "locked": seconds}, status_code=429,
                         headers={"Cache-Control": "no-store", "Retry-After": str(seconds)})
 
 
 def client_of(request) -> str:
-    """Who asks, for the room limits: the connection's address, or behind `forwarded_hops()` trusted proxies the
-    address the outermost of them saw (X-Forwarded-For's entry that many from the right: what a client writes
-    in the header itself stays to the left of it, so it cannot pass for another client)."""
+    """Who asks, for the room limits: the connection's address, or behind `forwarded_hops()` trusted proxies
+    the address the outermost of them saw (X-Forwarded-For's entry that many from the right: what a client
+    writes in the header itself stays to the left of it, so it cannot pass for another client)."""
     hops = forwarded_hops()
     if hops:
         headers = getattr(request, "headers", None) or {}
         lines = (headers.getlist("x-forwarded-for") if hasattr(headers, "getlist")
                  else [headers.get("x-forwarded-for", "")])
-        chain = [a.strip() for a in ",".join(map(str, lines)).split(",") if a.strip()]    # a header sent twice: both
+        # a header sent twice: both
+        chain = [a.strip() for a in ",".join(map(str, lines)).split(",") if a.strip()]
         if len(chain) >= hops:
             return chain[-hops][:64]
     client = getattr(request, "client", None)
@@ -67,7 +71,8 @@ def client_of(request) -> str:
 
 
 async def read_at_most(request: Request, limit: int) -> Optional[bytes]:
-    """The request's body, or None past `limit` bytes (said by its Content-Length, or found while reading it)."""
+    """The request's body, or None past `limit` bytes (said by its Content-Length, or found while reading
+    it)."""
     try:
         if int(request.headers.get("content-length") or 0) > limit:
             return None
@@ -86,12 +91,13 @@ def refusal(error: str, status: int) -> JSONResponse:
 
 
 def gone(rooms: RoomStore, code: str) -> JSONResponse:
-    """404 for a room that is not running: ended (it was a room) or unknown (a mistyped code, or a room a restart
-    lost: the page of a student who was following waits for its presenter to take it up again)."""
+    """404 for a room that is not running: ended (it was a room) or unknown (a mistyped code, or a room a
+    restart lost: the page of a student who was following waits for its presenter to take it up again)."""
     ended = rooms.known(code)
     code = str(code).upper()[:12]
     error = (f"The lecture {code} has ended." if ended else f"No lecture with code {code}: check the code.")
-    return JSONResponse({"error": error, "ended": ended}, status_code=404, headers={"Cache-Control": "no-store"})
+    return JSONResponse({"error": error, "ended": ended}, status_code=404,
+                        headers={"Cache-Control": "no-store"})
 
 
 def follow_url(base: str, code: str) -> str:
@@ -107,7 +113,8 @@ def qr_svg(url: str) -> bytes:
 
 
 class FollowerRoutes:
-    """The routes, over one room store, one watcher of rooms, one cache of drawn views and the clients' limits."""
+    """The routes, over one room store, one watcher of rooms, one cache of drawn views and the clients'
+    limits."""
 
     def __init__(self, rooms: RoomStore, watch: RoomWatch, frames: ViewFrames,
                  limits: Optional[RoomLimits] = None, known_piece: Optional[Callable] = None) -> None:
@@ -134,11 +141,12 @@ class FollowerRoutes:
         return None, answer
 
     async def events(self, code: str, request: Request):
-        """Server-sent events: ``data: {"version", "state", "view"}`` with ``id: version`` for each new view (the
-        current one first, unless the browser's Last-Event-ID says it has it; ``view``: its figures and text for
-        the ``look`` and ``narrow`` the page asks for), ``event: end`` when the room ends, ``event: interrupted``
-        when the store stops answering, ``event: lost`` when the room vanished without an end (its presenter takes
-        it up again), ``event: resumed`` when that is over, a comment every KEEP_ALIVE_S while nothing changes."""
+        """Server-sent events: ``data: {"version", "state", "view"}`` with ``id: version`` for each new view
+        (the current one first, unless the browser's Last-Event-ID says it has it; ``view``: its figures and
+        text for the ``look`` and ``narrow`` the page asks for), ``event: end`` when the room ends,
+        ``event: interrupted`` when the store stops answering, ``event: lost`` when the room vanished without
+        an end (its presenter takes it up again), ``event: resumed`` when that is over, a comment every
+        KEEP_ALIVE_S while nothing changes."""
         try:
             after = int(request.headers.get("last-event-id") or 0)
         except ValueError:
@@ -164,8 +172,8 @@ class FollowerRoutes:
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     async def view(self, code: str, request: Request):
-        """The room's view parameters (version and state), 304 while the browser has this version (or while the
-        room has shown nothing yet)."""
+        """The room's view parameters (version and state), 304 while the browser has this version (or while
+        the room has shown nothing yet)."""
         view, refused = await self.lookup(code, request)
         if refused is not None:
             return refused
@@ -194,10 +202,11 @@ class FollowerRoutes:
         return Response(frame[frame.index(b"data: ") + 6:-2], media_type="application/json", headers=headers)
 
     async def answer(self, code: str, request: Request):
-        """A student's answer: ``{"student": token, "question": id, "answer": {"option": i} | {"typed": word}}``.
-        200 ``{"ok", "key", "label", "replaced"}`` once stored (one answer per student token: a second replaces
-        the first); 400 for an answer the question cannot take, 409 once the question is closed, 413, 429, and the
-        room's own refusals (404, 503), each with a message the page shows."""
+        """A student's answer:
+        ``{"student": token, "question": id, "answer": {"option": i} | {"typed": word}}``. 200
+        ``{"ok", "key", "label", "replaced"}`` once stored (one answer per student token: a second replaces
+        the first); 400 for an answer the question cannot take, 409 once the question is closed, 413, 429, and
+        the room's own refusals (404, 503), each with a message the page shows."""
         body = await read_at_most(request, MAX_ANSWER_BYTES)
         if body is None:
             return refusal("An answer is a few words at most.", 413)
@@ -229,7 +238,8 @@ class FollowerRoutes:
             return await asyncio.to_thread(gone, self.rooms, code)
         except StoreDown:
             return unavailable()
-        return JSONResponse({"ok": True, "question": qid, "key": key, "label": q.label(key), "replaced": replaced},
+        return JSONResponse({"ok": True, "question": qid, "key": key, "label": q.label(key),
+                             "replaced": replaced},
                             headers={"Cache-Control": "no-store"})
 
     async def qr(self, code: str, request: Request):
@@ -242,9 +252,9 @@ class FollowerRoutes:
 
 def live_routes(rooms: RoomStore, watch: RoomWatch, frames: ViewFrames, limits: Optional[RoomLimits] = None,
                 known_piece: Optional[Callable] = None) -> list:
-    """The followers' routes and the room's QR code, for the app's FastAPI server. Given to it when it is built
-    (``launch(app_kwargs={"routes": ...})``), so they answer from the server's first request: added after
-    ``launch()``, a follower arriving in the first instant got a 404."""
+    """The followers' routes and the room's QR code, for the app's FastAPI server. Given to it when it is
+    built (``launch(app_kwargs={"routes": ...})``), so they answer from the server's first request: added
+    after ``launch()``, a follower arriving in the first instant got a 404."""
     routes, app = FollowerRoutes(rooms, watch, frames, limits, known_piece), APIRouter()
     app.get(ROUTE + "/{code}/events")(routes.events)
     app.get(ROUTE + "/{code}")(routes.view)

@@ -32,7 +32,8 @@ from .inputs import ChoiceDropdown, RequiredRadio, WholeSlider
 log = logging.getLogger("app")
 
 
-KIND_CHOICES = [("Encoder self", "encoder"), ("Decoder masked self", "decoder"), ("Cross", "cross")]   # …-attention
+# …-attention
+KIND_CHOICES = [("Encoder self", "encoder"), ("Decoder masked self", "decoder"), ("Cross", "cross")]
 
 
 NO_TRACE = "Translate a sentence to see this view."
@@ -46,7 +47,8 @@ def safe_view(fn):
             return fn(*args)
         except Exception as e:  # noqa: BLE001
             log.exception("view %s failed", fn.__name__)
-            raise gr.Error(f"This view could not be drawn ({type(e).__name__}). Try another setting or sentence.")
+            raise gr.Error(f"This view could not be drawn ({type(e).__name__}). Try another setting or "
+                           f"sentence.")
     return wrapper
 
 
@@ -55,12 +57,15 @@ DRAWS = DrawCache(APP_DRAW_CACHE)
 
 
 def _serialised(outputs) -> tuple:
-    """A view's outputs as kept in DRAWS: Plotly figures turned into JSON once (Gradio sends PlotData as is)."""
-    return tuple(PlotData(type="plotly", plot=figure_json(o)) if isinstance(o, go.Figure) else o for o in outputs)
+    """A view's outputs as kept in DRAWS: Plotly figures turned into JSON once (Gradio sends PlotData as
+    is)."""
+    return tuple(PlotData(type="plotly", plot=figure_json(o)) if isinstance(o, go.Figure) else o
+                 for o in outputs)
 
 
 def for_screen(outputs, narrow: bool) -> tuple:
-    """A view's outputs for the screen: on a phone's column, its figures' titles wrapped and swipes scrolling."""
+    """A view's outputs for the screen: on a phone's column, its figures' titles wrapped and swipes
+    scrolling."""
     return tuple(for_narrow(o) if narrow and isinstance(o, go.Figure) else o for o in outputs)
 
 
@@ -71,14 +76,16 @@ def shared_view(fn):
 
     @functools.wraps(fn)
     def wrapper(trace, *args):
-        out = DRAWS.get(view, trace, args, lambda: for_screen(fn(trace, *args), args[-1] is True), _serialised)
+        out = DRAWS.get(view, trace, args, lambda: for_screen(fn(trace, *args), args[-1] is True),
+                        _serialised)
         return tuple(dict(o) if isinstance(o, dict) else o for o in out)   # Gradio may consume an update dict
     return wrapper
 
 
 def drawn_once(view: str, anchor, args: tuple, draw: Callable[[], tuple]) -> tuple:
-    """`draw()` kept in DRAWS under `anchor` (an object everyone asking shares, e.g. a cached attribution; held
-    by a weak reference) and `args`, as ``shared_view`` keeps a tab's views: a room that asks at once draws once."""
+    """`draw()` kept in DRAWS under `anchor` (an object everyone asking shares, e.g. a cached attribution;
+    held by a weak reference) and `args`, as ``shared_view`` keeps a tab's views: a room that asks at once
+    draws once."""
     out = DRAWS.get(("drawn_once", view), anchor, args, draw, _serialised)
     return tuple(dict(o) if isinstance(o, dict) else o for o in out)
 
@@ -92,12 +99,13 @@ def update_value(update, default):
 
 def slider_update(n: int, value: int = 1, **kw):
     """A 1..n slider (Gradio needs minimum < maximum: a single choice is shown as a locked 1..2 slider)."""
-    return gr.update(minimum=1, maximum=max(n, 2), value=min(max(1, value), max(n, 1)), step=1, interactive=n > 1, **kw)
+    return gr.update(minimum=1, maximum=max(n, 2), value=min(max(1, value), max(n, 1)), step=1,
+                     interactive=n > 1, **kw)
 
 
 def look_of(look: str, large: bool, scale: str, narrow: bool = False) -> views.Look:
-    return views.Look(dark=(look == "Dark"), large=bool(large), colorscale=scale if scale in COLORSCALES else DEFAULT_SCALE,
-                      narrow=bool(narrow))
+    return views.Look(dark=(look == "Dark"), large=bool(large),
+                      colorscale=scale if scale in COLORSCALES else DEFAULT_SCALE, narrow=bool(narrow))
 
 
 def no_trace(lk: views.Look, n_figures: int, *extra):
@@ -112,10 +120,11 @@ def caption(text: str) -> gr.Markdown:
 
 
 def code_panel(*objs) -> None:
-    """A collapsed "Code" panel with the project's own source of what a view shows (read at start). An object, or
-    "module:function" for code the page should not import (training's, read from its file)."""
+    """A collapsed "Code" panel with the project's own source of what a view shows (read at start). An object,
+    or "module:function" for code the page should not import (training's, read from its file)."""
     with gr.Accordion("Code", open=False):
-        gr.Code("\n\n".join(textwrap.dedent(source_of(o)) for o in objs), language="python", interactive=False)
+        gr.Code("\n\n".join(textwrap.dedent(source_of(o)) for o in objs), language="python",
+                interactive=False)
 
 
 def source_of(obj) -> str:
@@ -131,7 +140,8 @@ def source_of(obj) -> str:
 def new_step_slider() -> gr.Slider:
     """The slider over decoding steps, made with the page (Translate, your French and a branch set its range;
     the Step tab shows it), so that no tab depends on another's having been built first."""
-    return WholeSlider(1, 2, value=1, step=1, label="Decoding step (or the ← → keys)", scale=4, elem_id="step-slider",
+    return WholeSlider(1, 2, value=1, step=1, label="Decoding step (or the ← → keys)", scale=4,
+                       elem_id="step-slider",
                      interactive=False, buttons=[], render=False)   # no reset button: every move draws
 
 
@@ -150,13 +160,14 @@ class Page:
     step_slider: gr.Slider = field(default_factory=new_step_slider)   # rendered by the Step tab
     viewing: gr.HTML = field(default_factory=lambda: gr.HTML("", elem_id="viewing", render=False))
     # ...says which trace the views show (greedy, a branch, your French): a banner above the tabs, with
-    back: gr.Button = field(default_factory=lambda: gr.Button("Back to the original", size="sm", elem_id="viewing-back",
-                                                              scale=0, min_width=200, render=False))
+    back: gr.Button = field(default_factory=lambda: gr.Button("Back to the original", size="sm",
+                                                              elem_id="viewing-back", scale=0, min_width=200,
+                                                              render=False))
     text: Optional[gr.Textbox] = None            # the English sentence box
     french: Optional[gr.Textbox] = None          # the French translation box
     pieces: Optional[gr.HTML] = None             # the source and target pieces
-    announce: Callable = lambda request, trace, tab, step=None, view=None: None   # a presenter's move, to its live
-    # room (ui/live.py)
+    # a presenter's move, to its live room (ui/live.py)
+    announce: Callable = lambda request, trace, tab, step=None, view=None: None
 
     @property
     def head_choices(self) -> list[str]:
@@ -178,8 +189,9 @@ class Page:
 class Fit:
     """What a tab resets when a new trace arrives: ``fn(trace, *inputs)`` gives the updates of ``outputs``
     (slider ranges, pickers). ``after_branch``: also after a what-if branch, going back or your French (a fit
-    without it always reads the greedy translation). ``deferrable``: a tab off screen runs it when opened (every
-    gr.update costs Gradio a new component: a lecture's 100 Translates would rebuild every tab's pickers)."""
+    without it always reads the greedy translation). ``deferrable``: a tab off screen runs it when opened
+    (every gr.update costs Gradio a new component: a lecture's 100 Translates would rebuild every tab's
+    pickers)."""
 
     fn: Callable
     inputs: list
@@ -199,7 +211,8 @@ class TabView:
     fits: list = field(default_factory=list)     # Fit: what a new trace resets in this tab
     link: dict = field(default_factory=dict)      # URL key (step, kind, layer, head) -> its control
     tab_id: str = ""                             # set by build_demo: the gr.Tab it lives in
-    layers: Optional[Callable[[str], int]] = None   # layers of a kind, when not the page model's (Compare's models)
+    # layers of a kind, when not the page model's (Compare's models)
+    layers: Optional[Callable[[str], int]] = None
 
     def __post_init__(self) -> None:
         self.draw = shared_view(self.draw)
@@ -228,13 +241,15 @@ def one_head_row(page: Page, more: Callable[[], tuple] = tuple):
     of the views of a single head."""
     with gr.Row():
         kind = RequiredRadio(KIND_CHOICES, value="encoder", label="Attention kind", scale=4, min_width=330)
-        layer = WholeSlider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", scale=2, min_width=160)
+        layer = WholeSlider(1, page.cfg.n_encoder_layers, value=1, step=1, label="Layer", scale=2,
+                            min_width=160)
         head = ChoiceDropdown(page.head_choices[1:], value="1", label="Head", scale=1, min_width=90)
         return (kind, layer, head, *more())
 
 
 def greedy_of(trace, original, english: str):
-    """The greedy trace of `english` this user already has (the original behind a branch, or the trace), or None."""
+    """The greedy trace of `english` this user already has (the original behind a branch, or the trace), or
+    None."""
     text = clean_text(str(english or "")[:MAX_INPUT_CHARS])
     for t in (original, trace):
         if t is not None and t.source.text == text:

@@ -3,11 +3,11 @@ windows, in this app process's memory:
 
 - live sessions started: ROOMS_PER_CLIENT (a loop cannot fill the store; a presenter starts one or two);
 - answers to the room's questions: ANSWERS_PER_STUDENT per student token (a student changes their mind a few
-  times; a script cannot flood the count) and ANSWERS_PER_CLIENT per address (a class behind one address answers
-  together, far below it);
-- different codes asked for that name no room: MISSES_PER_CLIENT, beyond which the client is locked out of every
-  room lookup for LOCKOUT (a guesser learns nothing more; a class behind one address mistyping a code, or waiting
-  for a room a restart lost, stays far below it: the same code counts once).
+  times; a script cannot flood the count) and ANSWERS_PER_CLIENT per address (a class behind one address
+  answers together, far below it);
+- different codes asked for that name no room: MISSES_PER_CLIENT, beyond which the client is locked out of
+  every room lookup for LOCKOUT (a guesser learns nothing more; a class behind one address mistyping a code,
+  or waiting for a room a restart lost, stays far below it: the same code counts once).
 
 A client is its network address as the server sees it (behind a proxy, the proxy's: start the server with the
 proxy's forwarded-address settings). Several app processes each count their own.
@@ -52,9 +52,10 @@ class RoomLimits:
         return max(1, math.ceil(reset - time.time()))
 
     def missed(self, client: str, code: str) -> int:
-        """`client` asked for `code`, which names no room: past MISSES_PER_CLIENT different codes it is locked out
-        for LOCKOUT (returns the seconds it is locked out, 0 if it is not). The same code asked again does not
-        count again within the window: the pages of a class waiting for a room a restart lost poll its code."""
+        """`client` asked for `code`, which names no room: past MISSES_PER_CLIENT different codes it is locked
+        out for LOCKOUT (returns the seconds it is locked out, 0 if it is not). The same code asked again does
+        not count again within the window: the pages of a class waiting for a room a restart lost poll its
+        code."""
         if not self.window.test(self.seen, "asked", client, code):
             return 0
         self.window.hit(self.seen, "asked", client, code)

@@ -2,9 +2,9 @@
 
 ``RoomWatch.views`` gives each follower's stream the room's views as they change, and tells it when the store
 stops answering (``INTERRUPTED``: the page keeps its last view and says it retries), when the room vanished
-without being ended (``LOST``: a restart of the store lost it; its presenter's page takes it up again under the
-same code, and the followers wait for it), and when either is over (``RESUMED``), besides a keep-alive while
-nothing happens. A room its presenter ended, or that expired, ends the streams (None).
+without being ended (``LOST``: a restart of the store lost it; its presenter's page takes it up again under
+the same code, and the followers wait for it), and when either is over (``RESUMED``), besides a keep-alive
+while nothing happens. A room its presenter ended, or that expired, ends the streams (None).
 """
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from .rooms import RoomStore, RoomView, StoreDown
 
 log = logging.getLogger("app")
 
-WATCH_EVERY_S = 0.2             # how often a process reads a followed room from its store (a change published in this process is read at once: RoomWatch.poke)
+WATCH_EVERY_S = 0.2             # how often a process reads a followed room from its store (a change published
+                                # in this process is read at once: RoomWatch.poke)
 KEEP_ALIVE_S = 15.0             # a comment on an idle stream, so that proxies keep it open
 RETRY_S = 1.0                   # while the store does not answer, each followed room is read again this often
 KEEP_ALIVE = RoomView(-1, {})   # not views: what a stream says between them
@@ -29,7 +30,8 @@ INTERRUPTED = RoomView(-2, {})
 LOST = RoomView(-3, {})
 RESUMED = RoomView(-4, {})
 TROUBLES = {"down": INTERRUPTED, "lost": LOST, None: RESUMED}
-TELL_FOLLOWERS_S = 2.0          # how often a process tells the store how many follow each room here (the vote's count)
+# how often a process tells the store how many follow each room here (the vote's count)
+TELL_FOLLOWERS_S = 2.0
 PROCESS = f"{socket.gethostname()[:40]}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
@@ -41,7 +43,8 @@ class _Watched:
     followers: int = 0
     changed: asyncio.Event = field(default_factory=asyncio.Event)   # replaced after each change
     task: Optional[asyncio.Task] = None         # the reader (held here: the loop keeps only a weak reference)
-    poked: asyncio.Event = field(default_factory=asyncio.Event)     # set by `poke`: read now, not at the next tick
+    # set by `poke`: read now, not at the next tick
+    poked: asyncio.Event = field(default_factory=asyncio.Event)
 
     def wake(self) -> None:
         self.changed.set()
@@ -49,8 +52,8 @@ class _Watched:
 
 
 class RoomWatch:
-    """Followers' streams of a room's views, for one process's event loop. One task per followed room reads the
-    store every `every` seconds (in a worker thread: Redis answers over the network) and wakes that room's
+    """Followers' streams of a room's views, for one process's event loop. One task per followed room reads
+    the store every `every` seconds (in a worker thread: Redis answers over the network) and wakes that room's
     followers when the version changed, so 200 followers cost one read per room, not 200 requests. A follower
     gets every version this process saw, in order; a presenter publishing twice within `every` seconds is
     seen once (at the later view)."""
@@ -72,7 +75,8 @@ class RoomWatch:
         return await asyncio.to_thread(self.rooms.read, code)
 
     async def _tell(self, code: str, n: int) -> None:
-        """This process's followers of the room, for the presenter's count (best effort: a vote counts without it)."""
+        """This process's followers of the room, for the presenter's count (best effort: a vote counts without
+        it)."""
         try:
             await asyncio.to_thread(self.rooms.followed, code, PROCESS, n)
         except Exception:  # noqa: BLE001  StoreDown, logged once by the store
@@ -92,7 +96,8 @@ class RoomWatch:
         told, told_n = 0.0, -1
         try:
             while w.followers > 0:
-                if told_n != w.followers or time.monotonic() - told >= TELL_FOLLOWERS_S:   # (at most 5 a second)
+                # (at most 5 a second)
+                if told_n != w.followers or time.monotonic() - told >= TELL_FOLLOWERS_S:
                     told, told_n = time.monotonic(), w.followers
                     await self._tell(code, told_n)
                 try:
@@ -105,7 +110,8 @@ class RoomWatch:
                     await asyncio.sleep(self.retry)
                     continue
                 if view is None and not ended and w.read:
-                    self._trouble(w, "lost")    # gone without an end: wait for its presenter to take it up again
+                    # gone without an end: wait for its presenter to take it up again
+                    self._trouble(w, "lost")
                     await asyncio.sleep(self.retry)
                     continue
                 self._trouble(w, None)
@@ -132,9 +138,9 @@ class RoomWatch:
 
     async def views(self, code: str, after: int = 0) -> AsyncIterator[Optional[RoomView]]:
         """The room's views with a version above `after`, as they come; None (then the end) when the room
-        has ended or never existed; ``KEEP_ALIVE`` after `keep_alive` seconds without a change, ``INTERRUPTED``
-        when the store stops answering, ``LOST`` when the room vanished, ``RESUMED`` when that is over (none of
-        them views)."""
+        has ended or never existed; ``KEEP_ALIVE`` after `keep_alive` seconds without a change,
+        ``INTERRUPTED`` when the store stops answering, ``LOST`` when the room vanished, ``RESUMED`` when that
+        is over (none of them views)."""
         code = str(code).upper()
         self._loop = asyncio.get_running_loop()
         w = self._watched.get(code)
@@ -156,7 +162,8 @@ class RoomWatch:
                     if w.latest is None:
                         yield None
                         return
-                    if w.latest.version > after and w.latest.state:     # (a room that has shown nothing: wait)
+                    # (a room that has shown nothing: wait)
+                    if w.latest.version > after and w.latest.state:
                         after = w.latest.version
                         yield w.latest
                         continue

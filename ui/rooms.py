@@ -1,21 +1,21 @@
 """Lecture rooms: the presenter's view, shared with everyone who follows it (no gradio here).
 
 A room holds the view's state: the link parameters (``LINK_KEYS`` of ``transformer/viz/links.py``: text,
-tab, step, kind, layer, head, the explorer's mode, the colour scale, Compare's design choice), a version that grows
-with every change, and the time of the last change. Only the holder of the room's secret (kept in the
-presenter's browser, never in the link) can change it or end it; anyone with the short code can read it. A room
-ends when the presenter ends it, after ROOM_IDLE_S without a change, or after ROOM_UNUSED_S if nothing was ever
-shown in it.
+tab, step, kind, layer, head, the explorer's mode, the colour scale, Compare's design choice), a version that
+grows with every change, and the time of the last change. Only the holder of the room's secret (kept in the
+presenter's browser, never in the link) can change it or end it; anyone with the short code can read it. A
+room ends when the presenter ends it, after ROOM_IDLE_S without a change, or after ROOM_UNUSED_S if nothing
+was ever shown in it.
 
 A room's secret is signed with this app's key (``RoomKeys``): after the app, or the room store, restarted
 without the room, the presenter's page presents its secret again and the room comes back under the same code
 (``adopt``), so its followers find it again. A room the presenter ended never comes back.
 
 Two stores behind one small interface: ``MemoryRooms`` (the default: one app process) and ``RedisRooms``
-(``rooms_redis.py``; ``--redis URL``: several app processes behind a load balancer share rooms). Either holds at most MAX_ROOMS
-rooms and refuses a new one beyond (``RoomsFull``): a loop creating rooms cannot push out a lecture. When Redis
-does not answer, ``RedisRooms`` raises ``StoreDown`` at once (one try a second, one log line per outage).
-The followers' side, one reader per room and process, is ``room_watch.RoomWatch``.
+(``rooms_redis.py``; ``--redis URL``: several app processes behind a load balancer share rooms). Either holds
+at most MAX_ROOMS rooms and refuses a new one beyond (``RoomsFull``): a loop creating rooms cannot push out a
+lecture. When Redis does not answer, ``RedisRooms`` raises ``StoreDown`` at once (one try a second, one log
+line per outage). The followers' side, one reader per room and process, is ``room_watch.RoomWatch``.
 """
 from __future__ import annotations
 
@@ -24,15 +24,15 @@ import hmac
 import logging
 import os
 import secrets
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional, Protocol
 
 from transformer.viz.links import LINK_KEYS
 from transformer.votes import MAX_ANSWERS, MAX_QUESTIONS, tally
+
+from .room_keys import RoomKeys
 
 log = logging.getLogger("app")
 
@@ -43,8 +43,10 @@ CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I: read aloud a
 CODE_LENGTH = 6
 STATE_KEYS = LINK_KEYS   # a room holds what a link holds
 MAX_VALUE_CHARS = 4000
-ENDED_KEPT_S = 24 * 3600        # an ended room's code is remembered this long: a follower is told "ended", not "unknown"
-FOLLOWERS_FRESH_S = 10.0        # a process's count of a room's followers holds this long (it tells it every 2 s)
+# an ended room's code is remembered this long: a follower is told "ended", not "unknown"
+ENDED_KEPT_S = 24 * 3600
+# a process's count of a room's followers holds this long (it tells it every 2 s)
+FOLLOWERS_FRESH_S = 10.0
 STORE_RETRY_S = 1.0             # while the store does not answer, it is tried again at most this often
 
 
@@ -76,7 +78,8 @@ class StoreDown(RuntimeError):
 class RoomView:
     version: int
     state: dict
-    question: Optional[dict] = None     # the question on the students' pages (votes.Question.to_dict), or None
+    # the question on the students' pages (votes.Question.to_dict), or None
+    question: Optional[dict] = None
 
 
 def new_code() -> str:
@@ -101,55 +104,9 @@ def max_rooms() -> int:
     return int(os.environ.get("APP_MAX_ROOMS") or MAX_ROOMS)
 
 
-class RoomKeys:
-    """A room's secret is a random token signed with the app's key (HMAC-SHA256 of code and token): the app
-    recognises a presenter's secret even after it restarted, or after the store lost the room. The key: the
-    environment's APP_ROOM_KEY (the same in every app process of a deployment), else a file of this machine's
-    (APP_ROOM_KEY_FILE, by default in the temporary folder), made once, readable by this user only."""
-
-    def __init__(self, key: bytes) -> None:
-        self.key = key
-
-    @classmethod
-    def of_this_app(cls) -> "RoomKeys":
-        if os.environ.get("APP_ROOM_KEY"):
-            return cls(os.environ["APP_ROOM_KEY"].encode("utf-8"))
-        path = Path(os.environ.get("APP_ROOM_KEY_FILE") or Path(tempfile.gettempdir()) / "transformer-rooms.key")
-        if not path.exists():        # written whole, then linked into place: a process starting beside never reads half
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".room-key-")
-            with os.fdopen(fd, "w") as f:
-                f.write(secrets.token_hex(32))
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                pass
-            finally:
-                os.unlink(tmp)
-        if path.stat().st_uid != os.getuid() or path.stat().st_mode & 0o077:
-            raise RuntimeError(f"{path}: the room key must belong to this user and be readable by it alone")
-        key = path.read_text().strip()
-        if len(key) < 32:
-            raise RuntimeError(f"{path}: the room key is too short")
-        return cls(key.encode("utf-8"))
-
-    def _sign(self, code: str, token: str) -> str:
-        return hmac.new(self.key, f"{code.upper()}.{token}".encode("utf-8", "replace"),
-                        hashlib.sha256).hexdigest()[:32]
-
-    def new_secret(self, code: str) -> str:
-        token = secrets.token_urlsafe(18)
-        return f"{token}.{self._sign(code, token)}"
-
-    def proves(self, code: str, secret) -> bool:
-        """Was `secret` made by this app for the room `code`?"""
-        token, _, sig = str(secret or "").rpartition(".")
-        return bool(token) and hmac.compare_digest(sig.encode("utf-8", "replace"),
-                                                   self._sign(str(code), token).encode())
-
-
 class Outage:
-    """The store's health as this process sees it: one warning when it stops answering, one line when it answers
-    again (not a line per failed request), and at most one try per STORE_RETRY_S meanwhile."""
+    """The store's health as this process sees it: one warning when it stops answering, one line when it
+    answers again (not a line per failed request), and at most one try per STORE_RETRY_S meanwhile."""
 
     def __init__(self, what: str) -> None:
         self.what, self.since, self.tried = what, None, 0.0
@@ -171,15 +128,16 @@ class Outage:
         with self._lock:
             if self.since is None:
                 self.since = time.monotonic()
-                log.warning("live rooms: %s does not answer (%s: %s): followers keep the last view, publishing "
-                            "is paused, retrying", self.what, type(e).__name__, e)
+                log.warning("live rooms: %s does not answer (%s: %s): followers keep the last view, "
+                            "publishing is paused, retrying", self.what, type(e).__name__, e)
 
     def answered(self) -> None:
         if self.since is None:
             return
         with self._lock:
             if self.since is not None:
-                log.warning("live rooms: %s answers again after %.0f s", self.what, time.monotonic() - self.since)
+                log.warning("live rooms: %s answers again after %.0f s", self.what,
+                            time.monotonic() - self.since)
                 self.since = None
 
 
@@ -191,10 +149,13 @@ class RoomStore(Protocol):
     def read(self, code: str) -> Optional[RoomView]: ...
     def end(self, code: str, secret: str) -> None: ...
     def known(self, code: str) -> bool: ...                      # was this a room (in the last ENDED_KEPT_S)?
-    # the room answers (ui/votes.py): only the secret asks, closes and reveals; a student answers an open question
+    # the room answers (ui/votes.py): only the secret asks, closes and reveals; a student answers an open
+    # question
     def ask(self, code: str, secret: str, question: dict) -> dict: ...    # the question with its id, open
-    def answer(self, code: str, qid: int, student: str, key: str) -> bool: ...   # True: replaced an earlier one
-    def close(self, code: str, secret: str, qid: int, followers: int, reveal: bool) -> dict: ...   # counts frozen
+    # True: replaced an earlier one
+    def answer(self, code: str, qid: int, student: str, key: str) -> bool: ...
+    # counts frozen
+    def close(self, code: str, secret: str, qid: int, followers: int, reveal: bool) -> dict: ...
     def dismiss(self, code: str, secret: str) -> None: ...       # the question off the students' pages
     def tally(self, code: str, qid: int) -> dict: ...            # key -> answers, now
     def questions(self, code: str, secret: str) -> list: ...     # every question asked, with counts (export)
@@ -212,12 +173,15 @@ class MemoryRooms:
         self.keys = keys or RoomKeys.of_this_app()
         self._rooms: dict[str, dict] = {}
         self._ended: dict[str, tuple[float, bool]] = {}   # code -> (when it ended, ended by its presenter)
-        self._kept: dict[str, tuple] = {}     # an ended room's questions: code -> (when, secret digest, questions, answers)
-        self._followers: dict[str, dict[str, tuple[int, float]]] = {}   # code -> {process: (followers, when told)}
+        # an ended room's questions: code -> (when, secret digest, questions, answers)
+        self._kept: dict[str, tuple] = {}
+        # code -> {process: (followers, when told)}
+        self._followers: dict[str, dict[str, tuple[int, float]]] = {}
         self._lock = threading.Lock()
 
     def _alive(self, room: Optional[dict], now: float) -> bool:
-        return room is not None and now - room["touched"] <= (self.idle_s if room["version"] else self.unused_s)
+        return room is not None and now - room["touched"] <= (self.idle_s if room["version"]
+                                                              else self.unused_s)
 
     def _sweep(self, now: float) -> None:
         for code in [c for c, r in self._rooms.items() if not self._alive(r, now)]:
@@ -242,7 +206,8 @@ class MemoryRooms:
     def _add(self, code: str, secret: str, version: int, now: float) -> None:
         self._sweep(now)
         if len(self._rooms) >= self.max_rooms:
-            raise RoomsFull(f"this app holds its most live sessions ({self.max_rooms}) just now: try again later")
+            raise RoomsFull(f"this app holds its most live sessions ({self.max_rooms}) just now: try again "
+                            f"later")
         self._rooms[code] = dict(secret=digest(secret), state={}, version=version, touched=now, question=None,
                                  questions={}, answers={}, asked=0)
 
@@ -343,7 +308,8 @@ class MemoryRooms:
             q = room["questions"].get(qid)
             if q is None:
                 raise RoomError("no such question in this room")
-            if q["status"] == "open":       # the counts as they stand when answers stop; the answers themselves go
+            # the counts as they stand when answers stop; the answers themselves go
+            if q["status"] == "open":
                 counts = tally(room["answers"][qid].values())
                 q.update(counts=counts, answered=sum(counts.values()), followers=int(followers))
                 room["answers"][qid] = {}

@@ -1,5 +1,5 @@
-"""Rooms in Redis (``RedisRooms``), shared by every app process that uses the same server: the same interface as
-``rooms.MemoryRooms`` (``rooms.RoomStore``), each change one atomic Lua script."""
+"""Rooms in Redis (``RedisRooms``), shared by every app process that uses the same server: the same interface
+as ``rooms.MemoryRooms`` (``rooms.RoomStore``), each change one atomic Lua script."""
 from __future__ import annotations
 
 import hmac
@@ -9,8 +9,10 @@ from typing import Optional
 
 from transformer.votes import MAX_ANSWERS, MAX_QUESTIONS, tally
 
-from .rooms import (ENDED_KEPT_S, FOLLOWERS_FRESH_S, ROOM_IDLE_S, ROOM_UNUSED_S, NoSuchRoom, NotPresenter, Outage,
-                    QuestionClosed, RoomError, RoomKeys, RoomsFull, RoomView, StoreDown, clean_state, digest, new_code)
+from .room_keys import RoomKeys
+from .rooms import (ENDED_KEPT_S, FOLLOWERS_FRESH_S, ROOM_IDLE_S, ROOM_UNUSED_S, NoSuchRoom, NotPresenter,
+                    Outage, QuestionClosed, RoomError, RoomsFull, RoomView, StoreDown, clean_state, digest,
+                    new_code)
 from .rooms import max_rooms as default_max_rooms
 
 class RedisRooms:
@@ -19,7 +21,8 @@ class RedisRooms:
     expiry that caps how many there are. Making, adopting, publishing and ending a room are each one atomic
     script: no room is ever half written."""
 
-    # KEYS: room, known, index. ARGV: secret digest, first version, unused_s, known_s, now, max rooms, adopting.
+    # KEYS: room, known, index. ARGV: secret digest, first version, unused_s, known_s, now, max rooms,
+    # adopting.
     CREATE = """
     if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
     if ARGV[7] == '1' and redis.call('GET', KEYS[2]) == 'ended' then return -2 end
@@ -56,11 +59,11 @@ class RedisRooms:
     if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('EXPIRE', KEYS[4], ARGV[2]) end
     return 1
     """
-    # The room answers. Each question is JSON (votes.Question) in the room's hash of questions (with the secret's
-    # digest, so that the presenter downloads them after the end too, and the questions' count, so that a room
-    # taken up again never reuses a number); the current one also in the room's own hash (q, q_id, q_open), which
-    # every answer checks in the same script that stores it. A question's answers go once its counts are frozen.
-    # KEYS: room, questions. ARGV: secret digest, question JSON, idle_s, most questions.
+    # The room answers. Each question is JSON (votes.Question) in the room's hash of questions (with the
+    # secret's digest, so that the presenter downloads them after the end too, and the questions' count, so
+    # that a room taken up again never reuses a number); the current one also in the room's own hash (q, q_id,
+    # q_open), which every answer checks in the same script that stores it. A question's answers go once its
+    # counts are frozen. KEYS: room, questions. ARGV: secret digest, question JSON, idle_s, most questions.
     ASK = """
     local secret = redis.call('HGET', KEYS[1], 'secret')
     if not secret then return -1 end
@@ -106,7 +109,8 @@ class RedisRooms:
       q['counts'], q['answered'], q['followers'] = counts, n, tonumber(ARGV[3])
       redis.call('DEL', KEYS[3])
     end
-    if ARGV[4] == '1' or q['status'] == 'revealed' then q['status'] = 'revealed' else q['status'] = 'closed' end
+    if ARGV[4] == '1' or q['status'] == 'revealed' then q['status'] = 'revealed'
+    else q['status'] = 'closed' end
     body = cjson.encode(q)
     redis.call('HSET', KEYS[2], ARGV[2], body)
     if redis.call('HGET', KEYS[1], 'q_id') == ARGV[2] and redis.call('HGET', KEYS[1], 'q') ~= '' then
@@ -137,7 +141,8 @@ class RedisRooms:
         # one try, two seconds at most: a hung server is told at once, not after redis-py's backed-off retries
         self.r = redis.Redis.from_url(url, decode_responses=True, socket_timeout=2, socket_connect_timeout=2,
                                       retry=Retry(NoBackoff(), 0))
-        self.down_errors = (redis.exceptions.RedisError,)   # not answering, or not able to (read-only, out of memory)
+        # not answering, or not able to (read-only, out of memory)
+        self.down_errors = (redis.exceptions.RedisError,)
         self.idle_s, self.unused_s = int(idle_s), int(max(1, unused_s))
         self.max_rooms = max_rooms or default_max_rooms()
         self.keys = keys or RoomKeys.of_this_app()
@@ -228,7 +233,8 @@ class RedisRooms:
         room = self._call(self.r.hgetall, self.key(code))
         if not room:
             return None
-        return RoomView(int(room["version"]), json.loads(room["state"]), json.loads(room["q"]) if room.get("q") else None)
+        return RoomView(int(room["version"]), json.loads(room["state"]),
+                        json.loads(room["q"]) if room.get("q") else None)
 
     def end(self, code: str, secret: str) -> None:
         self._refused(int(self._call(self._end, keys=[self.key(code), self.known_key(code), self.INDEX,
@@ -266,7 +272,8 @@ class RedisRooms:
     def close(self, code: str, secret: str, qid: int, followers: int, reveal: bool) -> dict:
         return self._body(self._call(self._close, keys=[self.key(code), self.questions_key(code),
                                                         self.answers_key(code, qid)],
-                                     args=[digest(str(secret or "")), int(qid), int(followers), int(bool(reveal))]))
+                                     args=[digest(str(secret or "")), int(qid), int(followers),
+                                           int(bool(reveal))]))
 
     def dismiss(self, code: str, secret: str) -> None:
         self._refused(int(self._call(self._dismiss, keys=[self.key(code)], args=[digest(str(secret or ""))])))

@@ -22,7 +22,8 @@ from gradio import state_holder
 
 
 class _Unkept(dict):
-    """A dict that keeps nothing: Gradio's per-session copy of the page config, for deep links this app has not."""
+    """A dict that keeps nothing: Gradio's per-session copy of the page config, for deep links this app has
+    not."""
 
     def __setitem__(self, key: Any, value: Any) -> None:
         pass
@@ -31,13 +32,15 @@ class _Unkept(dict):
 class LeanSessionState(state_holder.SessionState):
     """Gradio's session state without its copy of the page config (see the module's docstring)."""
 
-    def __init__(self, blocks) -> None:       # Gradio's __init__, less the eager copy of every component's config
+    # Gradio's __init__, less the eager copy of every component's config
+    def __init__(self, blocks) -> None:
         self.blocks_config = copy(blocks.default_config)
         self.config_values = _Unkept()
         self.state_data: dict[int, Any] = {}
         self._state_ttl = {}
         self.is_closed = False
-        self.STATE_TTL_WHEN_CLOSED = 1 if os.getenv("GRADIO_IS_E2E_TEST", None) else 3600      # as Gradio sets it
+        # as Gradio sets it
+        self.STATE_TTL_WHEN_CLOSED = 1 if os.getenv("GRADIO_IS_E2E_TEST", None) else 3600
 
     def _update_config(self, key: int) -> None:                         # after each event, per output
         pass
@@ -47,5 +50,6 @@ class LeanSessionState(state_holder.SessionState):
 
 
 def use_lean_sessions() -> None:
-    """Every session Gradio makes from now on is a LeanSessionState (StateHolder looks the class up by name)."""
+    """Every session Gradio makes from now on is a LeanSessionState (StateHolder looks the class up by
+    name)."""
     state_holder.SessionState = LeanSessionState

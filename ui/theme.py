@@ -1,4 +1,5 @@
-"""The page's look: CSS, the keyboard script and the glossary (static files in ``ui/static/``), and the theme."""
+"""The page's look: CSS, the keyboard script and the glossary (static files in ``ui/static/``), and the
+theme."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,8 @@ import gradio as gr
 STATIC = Path(__file__).resolve().parent / "static"
 # presenter.css after style.css: presenter mode's projector rules win over the page's own; phone.css last: a
 # phone's touch targets keep their size in every mode
-CSS = "\n".join((STATIC / name).read_text(encoding="utf-8") for name in ("style.css", "presenter.css", "phone.css"))
+CSS = "\n".join((STATIC / name).read_text(encoding="utf-8")
+                for name in ("style.css", "presenter.css", "phone.css"))
 # Keyboard: ← / → step through decoding, only while the Step-by-step tab is on screen and never while
 # typing (text fields, dropdowns, sliders keep their keys). Enter in the sentence box translates and
 # leaves the box, so that the arrows step right after a translation.

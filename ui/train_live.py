@@ -1,11 +1,12 @@
-"""Design choices trained live (the top of the Compare tab): the presenter picks a choice and presses Train, and two
-small models that differ only in it train side by side on a toy task (``transformer/training/toy.py``), their
-curves and attention maps redrawn as they learn (``transformer/viz/toy.py``).
+"""Design choices trained live (the top of the Compare tab): the presenter picks a choice and presses Train,
+and two small models that differ only in it train side by side on a toy task
+(``transformer/training/toy.py``), their curves and attention maps redrawn as they learn
+(``transformer/viz/toy.py``).
 
-Training runs in a process of its own (``python -m transformer.training.toy``, JSON lines on its output), on one CPU
-thread, one run at a time per app (Gradio's queue, concurrency 1, shows a waiting page its place): the app's other
-users keep the rest of the machine and its interpreter. A run ends when it is done, or when its page leaves (the
-process is stopped). Each choice also ships a longer run of the
+Training runs in a process of its own (``python -m transformer.training.toy``, JSON lines on its output), on
+one CPU thread, one run at a time per app (Gradio's queue, concurrency 1, shows a waiting page its place): the
+app's other users keep the rest of the machine and its interpreter. A run ends when it is done, or when its
+page leaves (the process is stopped). Each choice also ships a longer run of the
 same models (``checkpoints/toy-runs/NAME.json``, written by ``tools/toy_runs.py``), shown at once.
 """
 from __future__ import annotations
@@ -32,7 +33,8 @@ from .page import caption, look_of
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "checkpoints" / "toy-runs"
 SEED = 0                      # the live runs' seed: the tests check each choice's effect on it
-POLL_S = 0.5                  # how often the page's generator looks at the worker (a dead one is said within this)
+# how often the page's generator looks at the worker (a dead one is said within this)
+POLL_S = 0.5
 QUIET_S = 60.0                # a worker that says nothing for this long (its start included) is stopped
 CHOICE_LIST = [(c.title, name) for name, c in toy.CHOICES.items()]
 
@@ -56,7 +58,8 @@ def train(name: str, seed: int = SEED, steps: Optional[int] = None) -> Iterator[
                             env={**os.environ, "OMP_NUM_THREADS": "1"})
     lines: "queue.Queue[Optional[str]]" = queue.Queue()
 
-    def read():                         # the worker's lines, handed over as they come (None: it closed its output)
+    # the worker's lines, handed over as they come (None: it closed its output)
+    def read():
         for line in proc.stdout:
             lines.put(line)
         lines.put(None)
@@ -67,7 +70,8 @@ def train(name: str, seed: int = SEED, steps: Optional[int] = None) -> Iterator[
             try:
                 line = lines.get(timeout=POLL_S)
             except queue.Empty:
-                if proc.poll() is not None and lines.empty():       # died without a word (killed, out of memory)
+                # died without a word (killed, out of memory)
+                if proc.poll() is not None and lines.empty():
                     raise RuntimeError(f"the training worker stopped (exit code {proc.returncode})") from None
                 if time.monotonic() - quiet_since > QUIET_S:
                     raise RuntimeError("the training worker stopped answering") from None
@@ -112,19 +116,21 @@ def run_figures(prefix: str) -> list:
 
 
 def build_train_live(page) -> tuple:
-    """The section's controls and figures, and its events: (the choice, the shipped run's outputs, their drawing)."""
+    """The section's controls and figures, and its events: (the choice, the shipped run's outputs, their
+    drawing)."""
     gr.Markdown("### Design choices, trained live", elem_id="toy-intro")
-    caption("two small Transformers that differ in one choice learn a toy task side by side, on this machine's CPU, "
-            "in about a minute: the paper's choice in blue, the other in orange, scored on fresh random strings. A "
-            "longer run of the same two models shows first; press Train live to watch them learn (a constant "
-            "learning rate: the curves wobble).")
+    caption("two small Transformers that differ in one choice learn a toy task side by side, on this "
+            "machine's CPU, in about a minute: the paper's choice in blue, the other in orange, scored on "
+            "fresh random strings. A longer run of the same two models shows first; press Train live to "
+            "watch them learn (a constant learning rate: the curves wobble).")
     with gr.Row(elem_id="toy-controls", equal_height=True):
-        choice = ChoiceDropdown(CHOICE_LIST, value=CHOICE_LIST[0][1], label="Design choice", scale=3, min_width=260,
-                                filterable=False, elem_id="toy-choice")
+        choice = ChoiceDropdown(CHOICE_LIST, value=CHOICE_LIST[0][1], label="Design choice", scale=3,
+                                min_width=260, filterable=False, elem_id="toy-choice")
         go = gr.Button("Train live (≈ 1 min)", variant="primary", scale=1, min_width=160, elem_id="toy-train")
-    live_status = gr.Markdown(elem_id="toy-live-status")          # the queue's place, then the live run's step
-    # The shipped run (drawn with the tab, as every view is) and the live one in boxes of their own: a redraw of the
-    # tab (a new sentence) never paints the shipped run over a live one.
+    # the queue's place, then the live run's step
+    live_status = gr.Markdown(elem_id="toy-live-status")
+    # The shipped run (drawn with the tab, as every view is) and the live one in boxes of their own: a redraw
+    # of the tab (a new sentence) never paints the shipped run over a live one.
     with gr.Column(elem_id="toy-shipped") as shipped_box:
         status = gr.Markdown(elem_id="toy-status")
         outputs = [status, *run_figures("toy")]
@@ -136,12 +142,14 @@ def build_train_live(page) -> tuple:
         snap = shipped(name)
         out = figures(snap, look_v, large, scale, narrow)
         if snap is not None:
-            out = (out[0].replace(" · done", " · the shipped longer run: press Train live to watch one learn"),
+            out = (out[0]
+                   .replace(" · done", " · the shipped longer run: press Train live to watch one learn"),
                    *out[1:])
         return out
 
     def picked(name, look_v, large, scale, narrow):
-        return (gr.update(visible=True), gr.update(visible=False), "", *show_shipped(name, look_v, large, scale, narrow))
+        return (gr.update(visible=True), gr.update(visible=False), "",
+                *show_shipped(name, look_v, large, scale, narrow))
 
     def run(name, look_v, large, scale, narrow):
         boxes = (gr.update(visible=False), gr.update(visible=True))
@@ -154,8 +162,8 @@ def build_train_live(page) -> tuple:
                    *[gr.skip()] * len(live_outputs))
 
     quiet = dict(api_visibility="private")
-    choice.change(picked, [choice, *look], [shipped_box, live_box, live_status, *outputs], show_progress="hidden",
-                  **quiet)
+    choice.change(picked, [choice, *look], [shipped_box, live_box, live_status, *outputs],
+                  show_progress="hidden", **quiet)
     # one run at a time per app: a second page waits in Gradio's queue, its place shown on the status line
     go.click(run, [choice, *look], [shipped_box, live_box, live_status, *live_outputs], concurrency_limit=1,
              concurrency_id="train-live", show_progress="full", show_progress_on=[live_status], **quiet)

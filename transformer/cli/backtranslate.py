@@ -2,8 +2,9 @@
 --out OUT.tsv.gz [--count N]``.
 
 FILE holds French sentences, one a line (gzip'd or not); a French→English checkpoint of this project
-(``python -m transformer.cli.train --reverse``) translates them greedily, and OUT gets ``⊽ english<TAB>french``
-lines (``transformer/training/backtranslate.py``), ready to be a training corpus (``OUT.tsv.gz@W``).
+(``python -m transformer.cli.train --reverse``) translates them greedily, and OUT gets
+``⊽ english<TAB>french`` lines (``transformer/training/backtranslate.py``), ready to be a training corpus
+(``OUT.tsv.gz@W``).
 """
 from __future__ import annotations
 

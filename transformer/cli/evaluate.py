@@ -1,8 +1,8 @@
 """Score a checkpoint with sacrebleu: ``python -m transformer.cli.evaluate --data TEST [--checkpoint DIR]``.
 
 TEST is a TSV file (``english<TAB>french``) or a PREFIX of two aligned files
-(PREFIX.en[.gz], PREFIX.fr[.gz]). Greedy decoding (or ``--beam N``: beam search of width N); BLEU and chrF with sacrebleu's
-defaults (cased, detokenized, 13a). Prints the signatures, writes the hypotheses, and
+(PREFIX.en[.gz], PREFIX.fr[.gz]). Greedy decoding (or ``--beam N``: beam search of width N); BLEU and chrF
+with sacrebleu's defaults (cased, detokenized, 13a). Prints the signatures, writes the hypotheses, and
 prints one JSON line (with ``bleu`` and ``chrf``) last.
 """
 from __future__ import annotations
@@ -27,7 +27,8 @@ def main(argv=None) -> int:
     p.add_argument("--data", required=True, help="TSV file or PREFIX of aligned .en/.fr files")
     p.add_argument("--checkpoint", default=None, help="checkpoint folder (default: the bundled model)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    p.add_argument("--hyp-out", default=None, help="where to write the hypotheses (default: alongside, in runs/eval/)")
+    p.add_argument("--hyp-out", default=None,
+                   help="where to write the hypotheses (default: alongside, in runs/eval/)")
     p.add_argument("--limit", type=int, default=0, help="score only the first N pairs (0 = all)")
     args = parse_with_beam(p, argv)
     try:
@@ -39,7 +40,8 @@ def main(argv=None) -> int:
     if args.limit:
         pairs = pairs[: args.limit]
     t0 = time.perf_counter()
-    hyps = translate_lines(tr, [s for s, _ in pairs], args.beam, split=False)   # the model as it is, line by line
+    # the model as it is, line by line
+    hyps = translate_lines(tr, [s for s, _ in pairs], args.beam, split=False)
     secs = time.perf_counter() - t0
     refs = [[t for _, t in pairs]]
     bleu, chrf = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
@@ -50,10 +52,11 @@ def main(argv=None) -> int:
     hyp_path.write_text("\n".join(hyps) + "\n", encoding="utf-8")
     print(f"{b}\n  signature: {bleu.get_signature()}")
     print(f"{c}\n  signature: {chrf.get_signature()}")
-    print(f"hypotheses: {hyp_path}  ({len(hyps)} sentences in {secs:.1f}s, {len(hyps) / secs:.1f} sentences/s on {tr.device})")
-    print(json.dumps({"data": args.data, "sentences": len(hyps), "beam": args.beam, "bleu": round(b.score, 2), "chrf": round(c.score, 2),
-                      "bleu_signature": str(bleu.get_signature()), "chrf_signature": str(chrf.get_signature()),
-                      "seconds": round(secs, 2)}))
+    print(f"hypotheses: {hyp_path}  ({len(hyps)} sentences in {secs:.1f}s, {len(hyps) / secs:.1f} "
+          f"sentences/s on {tr.device})")
+    print(json.dumps({"data": args.data, "sentences": len(hyps), "beam": args.beam, "bleu": round(b.score, 2),
+                      "chrf": round(c.score, 2), "bleu_signature": str(bleu.get_signature()),
+                      "chrf_signature": str(chrf.get_signature()), "seconds": round(secs, 2)}))
     return 0
 
 

@@ -4,9 +4,9 @@
 Every weight of DST is ``(1 - W) * A + W * B``. Meant for a model and a later fine-tuning of it (B trained on
 from A's weights, the same config and tokenizer): the fine-tuning's gains are kept part-way while the
 knowledge it wore away is partly given back (WiSE-FT, Wortsman et al. 2022, "Robust fine-tuning of zero-shot
-models"; the paper's own checkpoint averaging is the same sum over the last checkpoints of one run). Choose W on
-dev sets. The weights are written in fp32 (export for bundling); B's piece counts, replay, run config and log
-are copied, and the weights file's metadata names both parents and W.
+models"; the paper's own checkpoint averaging is the same sum over the last checkpoints of one run). Choose W
+on dev sets. The weights are written in fp32 (export for bundling); B's piece counts, replay, run config and
+log are copied, and the weights file's metadata names both parents and W.
 """
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ def main(argv=None) -> int:
         p.error("the tokenizers differ: only checkpoints of one lineage can be interpolated")
     model_b.load_state_dict(interpolate_state(model_a.state_dict(), model_b.state_dict(), args.weight))
     save_checkpoint(model_b, tok_b.path, args.out, dtype=torch.float32,
-                    metadata={"interpolated": f"(1 - {args.weight:g}) * {args.a} + {args.weight:g} * {args.b}"})
+                    metadata={"interpolated": f"(1 - {args.weight:g}) * {args.a} + {args.weight:g} * "
+                                              f"{args.b}"})
     copy_optional_files(args.b, args.out)
     print(f"wrote {args.out}: (1 - {args.weight:g}) * {args.a} + {args.weight:g} * {args.b}")
     return 0

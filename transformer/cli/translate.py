@@ -20,7 +20,8 @@ def main(argv=None) -> int:
     p.add_argument("sentence", nargs="*", help="English text (default: read lines from stdin)")
     p.add_argument("--checkpoint", default=None, help="checkpoint folder (default: the bundled model)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    p.add_argument("--pieces", action="store_true", help="also print the source and target SentencePiece pieces")
+    p.add_argument("--pieces", action="store_true",
+                   help="also print the source and target SentencePiece pieces")
     p.add_argument("--no-split", action="store_true",
                    help="translate each line whole (default: a line of several sentences is translated "
                         "sentence by sentence and joined, so paragraphs never loop)")
@@ -48,8 +49,8 @@ def main(argv=None) -> int:
 def parse_with_beam(p: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
     """Adds --beam (shared by translate and evaluate), parses, and refuses a width out of range."""
     p.add_argument("--beam", type=int, default=1, metavar="N",
-                   help=f"beam search of width N (1 = greedy, batched, the default; at most {BEAM_MAX}: GNMT length "
-                        f"penalty, alpha {BEAM_ALPHA}, one sentence at a time)")
+                   help=f"beam search of width N (1 = greedy, batched, the default; at most {BEAM_MAX}: GNMT "
+                        f"length penalty, alpha {BEAM_ALPHA}, one sentence at a time)")
     args = p.parse_args(argv)
     if not 1 <= args.beam <= BEAM_MAX:
         p.error(f"--beam must be from 1 to {BEAM_MAX}")

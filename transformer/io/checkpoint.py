@@ -39,7 +39,8 @@ def save_checkpoint(model: Transformer, tokenizer_path: str | Path, out_dir: str
                     dtype: Optional[torch.dtype] = None, metadata: Optional[dict] = None) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().to("cpu", dtype=dtype or v.dtype).contiguous() for k, v in model.state_dict().items()}
+    state = {k: v.detach().to("cpu", dtype=dtype or v.dtype).contiguous()
+             for k, v in model.state_dict().items()}
     meta = {k: str(v) for k, v in (metadata or {}).items()}
     tmp = out / (WEIGHTS_FILE + ".tmp")
     save_file(state, str(tmp), metadata=meta)
@@ -53,7 +54,8 @@ def save_checkpoint(model: Transformer, tokenizer_path: str | Path, out_dir: str
 
 
 def copy_optional_files(src: str | Path, dst: str | Path) -> None:
-    """The piece counts, training replay, run config, log and loss curve of `src`, copied as they are to `dst`."""
+    """The piece counts, training replay, run config, log and loss curve of `src`, copied as they are to
+    `dst`."""
     for name in OPTIONAL_FILES:
         if (Path(src) / name).is_file():
             (Path(dst) / name).write_bytes((Path(src) / name).read_bytes())
@@ -67,7 +69,8 @@ def checkpoint_identity(checkpoint: Optional[str | Path], device) -> tuple:
 
 
 def load_piece_counts(path: str | Path | None = None) -> Optional[dict]:
-    """The checkpoint's training counts per piece ({"pairs", "source", "target"}), or None without the file."""
+    """The checkpoint's training counts per piece ({"pairs", "source", "target"}), or None without the
+    file."""
     folder = Path(path) if path is not None else DEFAULT_CHECKPOINT
     file = folder / PIECE_COUNTS_FILE
     if not file.is_file():
@@ -79,7 +82,8 @@ def load_piece_counts(path: str | Path | None = None) -> Optional[dict]:
         return None
 
 
-def load_checkpoint(path: str | Path | None = None, device: str | torch.device = "cpu") -> tuple[Transformer, Tokenizer]:
+def load_checkpoint(path: str | Path | None = None,
+                    device: str | torch.device = "cpu") -> tuple[Transformer, Tokenizer]:
     """Load model (fp32, eval mode) and tokenizer from a checkpoint folder."""
     folder = Path(path) if path is not None else DEFAULT_CHECKPOINT
     if not folder.is_dir():
@@ -94,7 +98,8 @@ def load_checkpoint(path: str | Path | None = None, device: str | torch.device =
     try:
         tokenizer = Tokenizer(folder / TOKENIZER_FILE)
     except (OSError, RuntimeError, ValueError) as e:
-        raise CheckpointError(f"'{folder / TOKENIZER_FILE}' is not a usable SentencePiece model ({e}). {HINT}") from None
+        raise CheckpointError(f"'{folder / TOKENIZER_FILE}' is not a usable SentencePiece model ({e}). "
+                              f"{HINT}") from None
     if tokenizer.vocab_size != cfg.vocab_size:
         raise CheckpointError(
             f"Tokenizer in '{folder}' has {tokenizer.vocab_size} pieces but config.json says vocab_size="
@@ -127,7 +132,8 @@ def resolve_device(name: str = "auto") -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise CheckpointError("--device cuda was asked for but no CUDA GPU is available; use --device cpu or auto.")
+        raise CheckpointError("--device cuda was asked for but no CUDA GPU is available; use --device cpu or "
+                              "auto.")
     if name not in ("cpu",) and not name.startswith("cuda"):
         raise CheckpointError(f"Unknown device '{name}': use auto, cpu or cuda.")
     return torch.device(name)

@@ -15,7 +15,8 @@ from typing import Iterable, Sequence
 import sentencepiece as spm
 
 from ..config import BOS_ID, EOS_ID, PAD_ID, UNK_ID
-from ..pieces import BOS_PIECE, EOS_PIECE, PAD_PIECE, UNK_PIECE, WORD_MARKER, detokenize  # noqa: F401  (named here too)
+# (named here too)
+from ..pieces import BOS_PIECE, EOS_PIECE, PAD_PIECE, UNK_PIECE, WORD_MARKER, detokenize  # noqa: F401
 
 
 class Tokenizer:
@@ -24,7 +25,8 @@ class Tokenizer:
         self.sp = spm.SentencePieceProcessor(model_file=str(self.path))
         ids = (self.sp.pad_id(), self.sp.unk_id(), self.sp.bos_id(), self.sp.eos_id())
         if ids != (PAD_ID, UNK_ID, BOS_ID, EOS_ID):
-            raise ValueError(f"{self.path}: special ids are {ids}, expected (pad, unk, bos, eos) = (0, 1, 2, 3)")
+            raise ValueError(f"{self.path}: special ids are {ids}, expected (pad, unk, bos, eos) = (0, 1, 2, "
+                             f"3)")
         self.pad_id, self.unk_id, self.bos_id, self.eos_id = PAD_ID, UNK_ID, BOS_ID, EOS_ID
 
     @property
@@ -39,7 +41,8 @@ class Tokenizer:
         return [self.sp.id_to_piece(int(i)) for i in ids]
 
     def piece_id(self, piece: str) -> int | None:
-        """The id of a piece as typed ("chat" is also tried as "▁chat"); None when it is not in the vocabulary."""
+        """The id of a piece as typed ("chat" is also tried as "▁chat"); None when it is not in the
+        vocabulary."""
         for p in (piece, piece.replace(" ", WORD_MARKER), WORD_MARKER + piece.strip()):
             i = self.sp.piece_to_id(p)
             if i != self.unk_id or p == UNK_PIECE:

@@ -91,14 +91,16 @@ class MultiHeadAttention(nn.Module):
         """K = x W^K and V = x W^V, in heads (cross-attention computes these once per sentence)."""
         return KVCache(self.split_heads(self.w_k(x)), self.split_heads(self.w_v(x)))
 
+    # self-attention while decoding: keys/values of earlier positions cross-attention while decoding:
+    # keys/values of the memory
     def forward(
         self,
         query: torch.Tensor,                  # (B, Tq, d_model)
         key_value: Optional[torch.Tensor],    # (B, Tk, d_model) attended to; None when static_kv is given
         mask: Optional[torch.Tensor] = None,  # bool, broadcastable to (B, H, Tq, Tk); True = may attend
         need_weights: bool = False,
-        cache: Optional[KVCache] = None,      # self-attention while decoding: keys/values of earlier positions
-        static_kv: Optional[KVCache] = None,  # cross-attention while decoding: keys/values of the memory
+        cache: Optional[KVCache] = None,
+        static_kv: Optional[KVCache] = None,
     ) -> tuple[torch.Tensor, Optional[AttentionWeights], KVCache]:
         """Returns the output (B, Tq, d_model), the weights when asked, and every key and value
         attended to (the cache's followed by this call's: the next step's cache)."""
@@ -107,5 +109,6 @@ class MultiHeadAttention(nn.Module):
         if cache is not None:
             kv = KVCache(torch.cat([cache.k, kv.k], dim=2), torch.cat([cache.v, kv.v], dim=2))
         dropout_p = self.dropout if self.training else 0.0
-        heads, weights = scaled_dot_product_attention(q, kv.k, kv.v, mask, dropout_p, need_weights, self.scaled)
+        heads, weights = scaled_dot_product_attention(q, kv.k, kv.v, mask, dropout_p, need_weights,
+                                                      self.scaled)
         return self.w_o(self.merge_heads(heads)), weights, kv

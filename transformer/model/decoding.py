@@ -14,7 +14,8 @@ from typing import Optional, Protocol, Sequence
 import numpy as np
 import torch
 
-from ..config import BATCH_TOKENS, MAX_BATCH_SENTENCES, MAX_SOURCE_PIECES, TOP_K, ModelConfig, max_output_pieces
+from ..config import (BATCH_TOKENS, MAX_BATCH_SENTENCES, MAX_SOURCE_PIECES, TOP_K, ModelConfig,
+                      max_output_pieces)
 from ..trace import AttentionMaps, Source, Step, StopReason, TranslationTrace
 from .attention import AttentionWeights
 from .transformer import DecoderOutput, EncoderOutput, Transformer
@@ -38,19 +39,22 @@ def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int, device=None) -> torch.
 
 
 def source_limit(model: Transformer) -> int:
-    """Longest source in pieces, </s> included: MAX_SOURCE_PIECES, and room left for the positional encoding."""
+    """Longest source in pieces, </s> included: MAX_SOURCE_PIECES, and room left for the positional
+    encoding."""
     return min(model.cfg.max_len, MAX_SOURCE_PIECES)
 
 
 def cut_source(ids: Sequence[int], eos_id: int, limit: int) -> tuple[list[int], bool]:
-    """The one place a source is cut to its limit: its first limit - 1 pieces and </s>; and whether it was cut."""
+    """The one place a source is cut to its limit: its first limit - 1 pieces and </s>; and whether it was
+    cut."""
     return list(ids[: limit - 1]) + [eos_id], len(ids) > limit - 1
 
 
 def output_limit(model: Transformer, src_len: int, max_new_tokens: Optional[int]) -> int:
     """The caller's limit, or the output length rule (config.py); never past the positional encoding."""
     max_len = model.cfg.max_len
-    return min(max_new_tokens if max_new_tokens is not None else max_output_pieces(src_len, max_len), max_len - 1)
+    return min(max_new_tokens if max_new_tokens is not None else max_output_pieces(src_len, max_len),
+               max_len - 1)
 
 
 @torch.inference_mode()
@@ -88,16 +92,20 @@ def greedy_decode(
 
 
 class AttentionRecorder:
-    """The decoder's attention of a batch, step by step: one numpy copy per layer and step of the query rows of
-    the sentences still decoding, cut per sentence at the end (``maps``) to what that sentence computed. Decoder
-    self-attention rows go into a (T, T) matrix: future probabilities stay 0, and the future cells' scores
-    (which the KV cache never computes) come from one teacher-forced pass at the end (``add_future_scores``)."""
+    """The decoder's attention of a batch, step by step: one numpy copy per layer and step of the query rows
+    of the sentences still decoding, cut per sentence at the end (``maps``) to what that sentence computed.
+    Decoder self-attention rows go into a (T, T) matrix: future probabilities stay 0, and the future cells'
+    scores (which the KV cache never computes) come from one teacher-forced pass at the end
+    (``add_future_scores``)."""
 
     def __init__(self, layers: int, heads: int) -> None:
         self.layers, self.heads = layers, heads
-        self.rows: list[list[tuple[np.ndarray, ...]]] = []     # [step][layer] -> (self_p, self_s, cross_p, cross_s)
-        self.row_of: list[dict[int, int]] = []                  # [step] sentence -> its row in that step's arrays
-        self.full: Optional[list[np.ndarray]] = None            # [layer] -> (B, H, T, T) scores of a whole-prefix pass
+        # [step][layer] -> (self_p, self_s, cross_p, cross_s)
+        self.rows: list[list[tuple[np.ndarray, ...]]] = []
+        # [step] sentence -> its row in that step's arrays
+        self.row_of: list[dict[int, int]] = []
+        # [layer] -> (B, H, T, T) scores of a whole-prefix pass
+        self.full: Optional[list[np.ndarray]] = None
 
     def add(self, dec: DecoderOutput, sentences: Sequence[int]) -> None:
         """One step's maps; `sentences`: the sentence of each row of the batch that decoded it."""
@@ -108,10 +116,12 @@ class AttentionRecorder:
 
     def add_future_scores(self, dec: DecoderOutput) -> None:
         """Decoder self-attention scores of a teacher-forced pass over every sentence's prefix (padded at the
-        end: a query never sees a later key before the mask, so padding changes none of a sentence's cells)."""
+        end: a query never sees a later key before the mask, so padding changes none of a sentence's
+        cells)."""
         self.full = [sw.scores.float().cpu().numpy() for sw in dec.self_attentions]
 
-    def maps(self, b: int, T: int, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
+    def maps(self, b: int, T: int, tgt_in: list[str],
+             src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
         """Sentence b's decoder and cross-attention maps over its T steps (its padded keys dropped)."""
         L, H, S = self.layers, self.heads, len(src_pieces)
         self_p, self_s = np.zeros((L, H, T, T), np.float32), np.full((L, H, T, T), np.nan, np.float32)
@@ -139,21 +149,22 @@ def encoder_maps(weights: list[AttentionWeights], src_pieces: list[str], b: int 
 def make_trace(vocab: Vocabulary, source: Source, steps: list[Step], stop: StopReason, encoder: AttentionMaps,
                decoder: AttentionMaps, cross: AttentionMaps, cfg: ModelConfig, device: str, seconds: float,
                deadline_s: Optional[float] = None, forced: bool = False) -> TranslationTrace:
-    """The one place a TranslationTrace is made: the target is what the steps chose; `cfg` says how the model scaled
-    its scores (√d_k, or not), which the trace records beside them."""
+    """The one place a TranslationTrace is made: the target is what the steps chose; `cfg` says how the model
+    scaled its scores (√d_k, or not), which the trace records beside them."""
     tgt_ids = [s.token_id for s in steps]
     return TranslationTrace(
-        source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids, tgt_pieces=[s.piece for s in steps],
-        steps=steps, encoder=encoder, decoder=decoder, cross=cross, d_k=cfg.d_k, stop=stop, deadline_s=deadline_s,
-        device=device, seconds=seconds, forced=forced, scaled=cfg.scale_scores)
+        source=source, translation=vocab.decode(tgt_ids), tgt_ids=tgt_ids,
+        tgt_pieces=[s.piece for s in steps], steps=steps, encoder=encoder, decoder=decoder, cross=cross,
+        d_k=cfg.d_k, stop=stop, deadline_s=deadline_s, device=device, seconds=seconds, forced=forced,
+        scaled=cfg.scale_scores)
 
 
 def trace_greedy(model: Transformer, vocab: Vocabulary, source: Source, max_new_tokens: Optional[int] = None,
                  top_k: int = TOP_K, deadline_s: Optional[float] = None,
                  forced: Optional[dict[int, int]] = None) -> TranslationTrace:
-    """Greedy decoding of one sentence (``trace_greedy_batch`` with a batch of one). ``forced={step: token_id}``
-    (0-based steps) feeds those pieces instead of the model's choices at those steps, and decoding goes on
-    greedily after them: a "what if" branch (model/steering.py)."""
+    """Greedy decoding of one sentence (``trace_greedy_batch`` with a batch of one).
+    ``forced={step: token_id}`` (0-based steps) feeds those pieces instead of the model's choices at those
+    steps, and decoding goes on greedily after them: a "what if" branch (model/steering.py)."""
     return trace_greedy_batch(model, vocab, [source], max_new_tokens, top_k, deadline_s, [forced])[0]
 
 
@@ -180,7 +191,8 @@ def trace_greedy_batch(
     limits = [output_limit(model, len(s.ids), max_new_tokens) for s in sources]
     enc = model.encode(src, output_attentions=True)
     cache, recorder = model.new_cache(enc), AttentionRecorder(cfg.n_decoder_layers, cfg.n_heads)
-    steps: list[list] = [[] for _ in sources]          # per sentence: (index, token, piece, p, top-k...) per step
+    # per sentence: (index, token, piece, p, top-k...) per step
+    steps: list[list] = [[] for _ in sources]
     stops: list[Optional[StopReason]] = [None] * len(sources)
     prefixes = [vocab.pieces([cfg.bos_id]) for _ in sources]
     tokens = [cfg.bos_id] * len(sources)
@@ -190,8 +202,8 @@ def trace_greedy_batch(
         if deadline_s is not None and time.perf_counter() - t_start > deadline_s:
             stops = [s or "time" for s in stops]
             break
-        dec = model.decode(torch.tensor([tokens[b] for b in active], device=device)[:, None], memory, cache=cache,
-                           output_attentions=True)
+        dec = model.decode(torch.tensor([tokens[b] for b in active], device=device)[:, None], memory,
+                           cache=cache, output_attentions=True)
         recorder.add(dec, active)
         probs = torch.softmax(dec.logits[:, -1].float(), dim=-1)                  # (rows, vocab)
         top_p, top_i = probs.topk(min(top_k, probs.size(-1)))
@@ -208,14 +220,15 @@ def trace_greedy_batch(
         if len(going) < len(active):             # the finished leave the batch: their rows cost nothing more
             rows = torch.tensor(going, device=device)
             cache.keep_rows(rows)
-            memory = EncoderOutput(memory.memory[rows], None if memory.src_mask is None else memory.src_mask[rows])
+            memory = EncoderOutput(memory.memory[rows],
+                                   None if memory.src_mask is None else memory.src_mask[rows])
             active = [active[r] for r in going]
     return batch_traces(model, vocab, sources, enc, recorder, steps, stops, prefixes, t0, deadline_s)
 
 
 def batch_traces(model: Transformer, vocab: Vocabulary, sources: Sequence[Source], enc: EncoderOutput,
-                 recorder: AttentionRecorder, steps: list[list], stops: list, prefixes: list[list[str]], t0: float,
-                 deadline_s: Optional[float]) -> list[TranslationTrace]:
+                 recorder: AttentionRecorder, steps: list[list], stops: list, prefixes: list[list[str]],
+                 t0: float, deadline_s: Optional[float]) -> list[TranslationTrace]:
     """The traces of a decoded batch: one teacher-forced pass for the full QKᵀ of decoder self-attention, then
     each sentence's steps, maps and stop reason (``trace_greedy_batch``'s records)."""
     cfg, device = model.cfg, model.device
@@ -225,7 +238,8 @@ def batch_traces(model: Transformer, vocab: Vocabulary, sources: Sequence[Source
     seconds = time.perf_counter() - t0
     traces = []
     for b, source in enumerate(sources):
-        decoder_input = tuple(prefixes[b][: len(steps[b])])            # <s> y1 ... y_{n-1}: one tuple for every step
+        # <s> y1 ... y_{n-1}: one tuple for every step
+        decoder_input = tuple(prefixes[b][: len(steps[b])])
         done = [Step(t, decoder_input, *rest) for t, *rest in steps[b]]
         decoder, cross = recorder.maps(b, len(done), decoder_input if done else [], source.pieces)
         traces.append(make_trace(vocab, source, done, stops[b] or "length", encoder_maps(enc.attentions,

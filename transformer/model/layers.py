@@ -97,7 +97,8 @@ class PositionwiseFeedForward(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention, then feed-forward; each wrapped as LayerNorm(x + Dropout(sublayer(x))) (``residual``)."""
+    """Self-attention, then feed-forward; each wrapped as LayerNorm(x + Dropout(sublayer(x)))
+    (``residual``)."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -111,7 +112,8 @@ class EncoderLayer(nn.Module):
     def forward(self, x: torch.Tensor, src_mask: Optional[torch.Tensor] = None,
                 need_weights: bool = False) -> tuple[torch.Tensor, Optional[AttentionWeights]]:
         x, weights, _ = residual(x, self.norm1, self.pre_norm,
-                                 lambda h: self.self_attn(h, h, mask=src_mask, need_weights=need_weights), self.dropout)
+                                 lambda h: self.self_attn(h, h, mask=src_mask, need_weights=need_weights),
+                                 self.dropout)
         x, = residual(x, self.norm2, self.pre_norm, lambda h: (self.feed_forward(h),), self.dropout)
         return x, weights
 
@@ -124,7 +126,8 @@ class DecoderLayerOutput(NamedTuple):
 
 
 class DecoderLayer(nn.Module):
-    """Masked self-attention, cross-attention over the encoder memory, feed-forward (each through ``residual``)."""
+    """Masked self-attention, cross-attention over the encoder memory, feed-forward (each through
+    ``residual``)."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -139,7 +142,8 @@ class DecoderLayer(nn.Module):
 
     def forward(
         self,
-        x: torch.Tensor,                           # (B, T, d_model) target positions (only the new ones when decoding)
+        # (B, T, d_model) target positions (only the new ones when decoding)
+        x: torch.Tensor,
         memory: torch.Tensor,                      # (B, S, d_model) the encoder's output
         src_mask: Optional[torch.Tensor] = None,   # True at real source tokens (padding is masked)
         tgt_mask: Optional[torch.Tensor] = None,   # True where a target position may look: itself and earlier
@@ -155,9 +159,10 @@ class DecoderLayer(nn.Module):
 
     def masked_self_attention(self, x: torch.Tensor, tgt_mask: Optional[torch.Tensor] = None,
                               past_kv: Optional[KVCache] = None, need_weights: bool = False):
-        """The first sub-layer, LayerNorm(x + MaskedSelfAttention(x)) (post-norm: what the cross-attention reads; the
-        Vectors view calls it too), or x + MaskedSelfAttention(LayerNorm(x)) (pre-norm). Returns it, the weights
-        when asked, the keys/values."""
+        """The first sub-layer, LayerNorm(x + MaskedSelfAttention(x)) (post-norm: what the cross-attention
+        reads; the Vectors view calls it too), or x + MaskedSelfAttention(LayerNorm(x)) (pre-norm). Returns
+        it, the weights when asked, the keys/values."""
         return residual(x, self.norm1, self.pre_norm,
-                        lambda h: self.self_attn(h, h, mask=tgt_mask, need_weights=need_weights, cache=past_kv),
+                        lambda h: self.self_attn(h, h, mask=tgt_mask, need_weights=need_weights,
+                                                 cache=past_kv),
                         self.dropout)

@@ -28,12 +28,13 @@ from .transformer import DecoderCache, Transformer
 
 def _decoder_maps(dec, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
     """The full pass's decoder attention (batch of 1) as the trace holds it: future probabilities 0, and the
-    future cells' scores QKᵀ/√d_k before the mask (as a greedy trace has them, so the mask is seen at work)."""
+    future cells' scores QKᵀ/√d_k before the mask (as a greedy trace has them, so the mask is seen at
+    work)."""
     stack = lambda ws, attr: torch.stack([getattr(w, attr)[0] for w in ws]).float().cpu().numpy()
-    decoder = AttentionMaps("decoder", stack(dec.self_attentions, "probs"), stack(dec.self_attentions, "scores"),
-                            tgt_in, tgt_in)
-    cross = AttentionMaps("cross", stack(dec.cross_attentions, "probs"), stack(dec.cross_attentions, "scores"),
-                          tgt_in, src_pieces)
+    decoder = AttentionMaps("decoder", stack(dec.self_attentions, "probs"),
+                            stack(dec.self_attentions, "scores"), tgt_in, tgt_in)
+    cross = AttentionMaps("cross", stack(dec.cross_attentions, "probs"),
+                          stack(dec.cross_attentions, "scores"), tgt_in, src_pieces)
     return decoder, cross
 
 
@@ -60,15 +61,17 @@ def forced_pass(model: Transformer, vocab: Vocabulary, source: Source, tgt_ids: 
         cand_pieces = vocab.pieces(cand)
         p = float(chosen[t].exp())
         steps.append(Step(t, tgt_in, tok, pieces[t], p, cand, cand_pieces, cand_p))
-        forced.append(ForcedPiece(pieces[t], tok, p, float(chosen[t]), int(ranks[t]), cand_pieces[0], cand_p[0]))
+        forced.append(ForcedPiece(pieces[t], tok, p, float(chosen[t]), int(ranks[t]), cand_pieces[0],
+                                  cand_p[0]))
     decoder, cross = _decoder_maps(dec, tgt_in, source.pieces)
-    trace = make_trace(vocab, source, steps, "end", encoder_maps(enc.attentions, source.pieces), decoder, cross,
-                       cfg, str(device), time.perf_counter() - t0, forced=True)
+    trace = make_trace(vocab, source, steps, "end", encoder_maps(enc.attentions, source.pieces), decoder,
+                       cross, cfg, str(device), time.perf_counter() - t0, forced=True)
     return ForcedResult(vocab.decode(ids), forced, trace, notes)
 
 
 def branch(model: Transformer, vocab: Vocabulary, source: Source, step: int, token_id: int,
-           prefix: Sequence[int] = (), top_k: int = TOP_K, deadline_s: Optional[float] = None) -> TranslationTrace:
+           prefix: Sequence[int] = (), top_k: int = TOP_K,
+           deadline_s: Optional[float] = None) -> TranslationTrace:
     """Decoding where step `step` (0-based) takes `token_id`, the steps before it take `prefix` (when
     given: e.g. an earlier branch or your French) or the model's greedy choices, and greedy after it.
     Raises ValueError when decoding ends before that step."""
@@ -143,7 +146,8 @@ def beam_search(model: Transformer, vocab: Vocabulary, source: Source, beam: int
         _reorder(cache, memory_kv, torch.as_tensor([h[3] for h in live], device=device))
         tokens = torch.as_tensor([[h[2][-1]] for h in live], device=device)
     ends = [(n, s, ids, True) for n, s, ids in finished] or [(n, s, ids, False) for n, s, ids, _ in live]
-    hyps = [BeamHypothesis(ids, vocab.pieces(ids), vocab.decode(ids), s, s / length_penalty(len(ids), alpha), done, n)
+    hyps = [BeamHypothesis(ids, vocab.pieces(ids), vocab.decode(ids), s, s / length_penalty(len(ids), alpha),
+                           done, n)
             for n, s, ids, done in ends]
     hyps.sort(key=lambda h: -h.normalized)
     return BeamResult(source, beam, alpha, nodes, hyps, time.perf_counter() - t0, timed_out)

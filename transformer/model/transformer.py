@@ -33,10 +33,12 @@ class EncoderOutput:
 
 @dataclass
 class DecoderOutput:
-    logits: torch.Tensor                                       # (B, T, vocab); (B, vocab) or (B, k, vocab) with logits_at
+    # (B, T, vocab); (B, vocab) or (B, k, vocab) with logits_at
+    logits: torch.Tensor
     self_attentions: Optional[list[AttentionWeights]] = None   # per layer: (B, H, T, T_total)
     cross_attentions: Optional[list[AttentionWeights]] = None  # per layer: (B, H, T, S)
-    hidden_states: Optional[list[torch.Tensor]] = None         # per layer: its output (B, T, d_model), when asked
+    # per layer: its output (B, T, d_model), when asked
+    hidden_states: Optional[list[torch.Tensor]] = None
 
 
 @dataclass
@@ -96,7 +98,8 @@ class Transformer(nn.Module):
     def reset_parameters(self) -> None:
         for name, p in self.named_parameters():
             if name.startswith("positional."):
-                continue                       # below, last: the other weights are those of the same seed's baseline
+                # below, last: the other weights are those of the same seed's baseline
+                continue
             if p.dim() > 1:
                 nn.init.xavier_uniform_(p)
             elif name.endswith("bias"):
@@ -105,7 +108,8 @@ class Transformer(nn.Module):
         nn.init.normal_(self.embedding.weight, mean=0.0, std=self.cfg.d_model ** -0.5)
         with torch.no_grad():
             self.embedding.weight[self.cfg.pad_id].zero_()
-        if self.cfg.positions == "learned":   # on the scale of the sinusoids' values (at most 1), drawn aside:
+        # on the scale of the sinusoids' values (at most 1), drawn aside:
+        if self.cfg.positions == "learned":
             with torch.random.fork_rng(devices=[]):   # the RNG then goes on as the baseline's (dropout)
                 nn.init.normal_(self.positional.embedding.weight, mean=0.0, std=0.1)
 
@@ -149,7 +153,8 @@ class Transformer(nn.Module):
 
     def new_cache(self, enc: EncoderOutput) -> DecoderCache:
         """An empty KV cache; the cross-attention keys/values of the memory are projected once, here."""
-        return DecoderCache([DecoderLayerCache(layer.cross_attn.project_kv(enc.memory)) for layer in self.decoder_layers])
+        return DecoderCache([DecoderLayerCache(layer.cross_attn.project_kv(enc.memory))
+                             for layer in self.decoder_layers])
 
     def decode(
         self,
@@ -169,7 +174,8 @@ class Transformer(nn.Module):
         layer_caches = cache.layers if cache is not None else [None] * len(self.decoder_layers)
         for layer, lc in zip(self.decoder_layers, layer_caches):
             past_kv, memory_kv = (lc.self_kv, lc.memory_kv) if lc is not None else (None, None)
-            out = layer(x, enc.memory, enc.src_mask, tgt_mask, past_kv, memory_kv, need_weights=output_attentions)
+            out = layer(x, enc.memory, enc.src_mask, tgt_mask, past_kv, memory_kv,
+                        need_weights=output_attentions)
             x = out.x
             if output_hidden_states:
                 hidden.append(x)
@@ -180,9 +186,11 @@ class Transformer(nn.Module):
                 cross_ws.append(out.cross_attention)
         if cache is not None:
             cache.length += tgt.size(1)
-        if logits_at is not None:                 # attribution needs a few positions a row: skip the others' vocab
+        # attribution needs a few positions a row: skip the others' vocab
+        if logits_at is not None:
             rows = torch.arange(x.size(0), device=x.device)
-            x = x[rows if logits_at.dim() == 1 else rows[:, None], logits_at]     # (B, d_model) or (B, k, d_model)
+            # (B, d_model) or (B, k, d_model)
+            x = x[rows if logits_at.dim() == 1 else rows[:, None], logits_at]
         return DecoderOutput(self.output_logits(x), self_ws, cross_ws, hidden)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor, output_attentions: bool = False) -> Seq2SeqOutput:

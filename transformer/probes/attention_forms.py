@@ -8,9 +8,9 @@
 - ``fused``: the same batched tensors through PyTorch's ``F.scaled_dot_product_attention``, a fused
   kernel that never keeps the (Tq, Tk) matrix (what the model runs when no weights are asked for).
 
-Each takes the attention module (its W^Q, W^K, W^V, W^O, and whether it divides by √d_k: ``mha.scaled``, False in
-the no-scaling variant), the queries' and the keys' inputs (B, T, d_model) and a boolean mask broadcastable to
-(B, H, Tq, Tk) (True = may attend), and returns (B, Tq, d_model).
+Each takes the attention module (its W^Q, W^K, W^V, W^O, and whether it divides by √d_k: ``mha.scaled``, False
+in the no-scaling variant), the queries' and the keys' inputs (B, T, d_model) and a boolean mask broadcastable
+to (B, H, Tq, Tk) (True = may attend), and returns (B, Tq, d_model).
 """
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def per_head_loop(mha: MultiHeadAttention, query: torch.Tensor, key_value: torch
                   mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     d_k, heads = mha.d_k, []
     scale = 1 / math.sqrt(d_k) if mha.scaled else 1.0
-    head_mask = mask[:, 0] if mask is not None and mask.dim() == 4 else mask    # one head's (B, Tq, Tk) or (Tq, Tk)
+    # one head's (B, Tq, Tk) or (Tq, Tk)
+    head_mask = mask[:, 0] if mask is not None and mask.dim() == 4 else mask
     for i in range(mha.n_heads):
         cols = slice(i * d_k, (i + 1) * d_k)                             # head i's columns of W^Q, W^K, W^V
         q = query @ mha.w_q.weight[cols].T + mha.w_q.bias[cols]          # (B, Tq, d_k)
@@ -66,8 +67,8 @@ FORMS = {"per-head loop": per_head_loop, "batched": batched, "fused (PyTorch SDP
 @torch.inference_mode()
 def compare(mha: MultiHeadAttention, query: torch.Tensor, key_value: torch.Tensor,
             mask: Optional[torch.Tensor] = None, repeats: int = 15) -> dict:
-    """Each form's output and its median time over `repeats` runs, interleaved (form 1, 2, 3, 1, 2, 3, ...: a noisy
-    machine slows all three alike), and its largest difference from the batched form."""
+    """Each form's output and its median time over `repeats` runs, interleaved (form 1, 2, 3, 1, 2, 3, ...: a
+    noisy machine slows all three alike), and its largest difference from the batched form."""
     outs, times = {}, {name: [] for name in FORMS}
     for _ in range(max(1, repeats)):
         for name, form in FORMS.items():

@@ -20,8 +20,8 @@ Stack = Literal["encoder", "decoder"]
 
 
 def _ln_step(name: str, norm: torch.nn.LayerNorm, x: torch.Tensor, added: torch.Tensor):
-    """One sub-layer's residual connection and LayerNorm for one position's vectors (d_model,): its numbers, and
-    the LayerNorm's output."""
+    """One sub-layer's residual connection and LayerNorm for one position's vectors (d_model,): its numbers,
+    and the LayerNorm's output."""
     s = x + added
     out = norm(s)
     return SubLayerStep(name, float(x.norm()), float(added.norm()), float(s.norm()), float(s.mean()),
@@ -30,8 +30,8 @@ def _ln_step(name: str, norm: torch.nn.LayerNorm, x: torch.Tensor, added: torch.
 
 
 @torch.inference_mode()
-def layer_parts(model: Transformer, src_ids: Sequence[int], tgt_in_ids: Sequence[int], stack: Stack, layer: int,
-                position: int, pieces: Sequence[str], top: int = 10) -> LayerParts:
+def layer_parts(model: Transformer, src_ids: Sequence[int], tgt_in_ids: Sequence[int], stack: Stack,
+                layer: int, position: int, pieces: Sequence[str], top: int = 10) -> LayerParts:
     """Layer `layer` (1-based) of the encoder or decoder, at `position` (0-based) of its sequence."""
     if model.cfg.norm != "post":
         raise ValueError("Inside one layer follows the paper's post-norm layers; this model is pre-norm")

@@ -1,7 +1,7 @@
 """Knock-out: switch parts of the model off for one sentence and see what its translation needs (issue 40).
 
-``EditedRun`` runs the model's own modules layer by layer, as ``Transformer.encode`` and ``decode`` do (dropout
-off), with every part's output in reach by name (its *site*):
+``EditedRun`` runs the model's own modules layer by layer, as ``Transformer.encode`` and ``decode`` do
+(dropout off), with every part's output in reach by name (its *site*):
 
     ("positions", side)            the positional encoding added to the embeddings      (B, T, d_model)
     ("head", kind, layer)          each head's share of an attention sub-layer's output (B, H, T, d_model)
@@ -9,13 +9,15 @@ off), with every part's output in reach by name (its *site*):
     ("layer", stack, layer)        a layer's output: the residual stream after it       (B, T, d_model)
                                    (layer 0: the embeddings with their positions, the input to layer 1)
 
-A head's share is head_i W^O_i + b^O / h, so the shares add up to the sub-layer's output (causal.py). An *edit*
-of a site is (keep, replacement), broadcast against its output: out ← keep · out + (1 − keep) · replacement. A
-knock-out is an edit with keep = 0 at the parts switched off and replacement 0 ("zero") or the part's own mean
-over the sentence's positions in the original run ("mean"); patching (patching.py) replaces a part by another
-sentence's. Each batch row can change a different part, so one batched pass answers for every head at once.
+A head's share is head_i W^O_i + b^O / h, so the shares add up to the sub-layer's output (causal.py). An
+*edit* of a site is (keep, replacement), broadcast against its output: out ← keep · out + (1 − keep) ·
+replacement. A knock-out is an edit with keep = 0 at the parts switched off and replacement 0 ("zero") or the
+part's own mean over the sentence's positions in the original run ("mean"); patching (patching.py) replaces a
+part by another sentence's. Each batch row can change a different part, so one batched pass answers for every
+head at once.
 
-Knocking out nothing gives the model's own numbers (tests/test_knockout.py checks them against ``Transformer``).
+Knocking out nothing gives the model's own numbers (tests/test_knockout.py checks them against
+``Transformer``).
 """
 from __future__ import annotations
 
@@ -62,12 +64,15 @@ class EditedRun:
         q = attn.split_heads(attn.w_q(query))                                        # (B, H, Tq, d_k)
         kv = attn.project_kv(key_value)                                               # (B, H, Tk, d_k)
         heads, _ = scaled_dot_product_attention(q, kv.k, kv.v, mask, 0.0, False, attn.scaled)
-        w_o = attn.w_o.weight.t().reshape(attn.n_heads, attn.d_k, -1)                 # (H, d_k, d_model): W^O_i
-        shares = torch.einsum("bhtk,hkd->bhtd", heads, w_o) + attn.w_o.bias / attn.n_heads   # (B, H, Tq, d_model)
+        # (H, d_k, d_model): W^O_i
+        w_o = attn.w_o.weight.t().reshape(attn.n_heads, attn.d_k, -1)
+        # (B, H, Tq, d_model)
+        shares = torch.einsum("bhtk,hkd->bhtd", heads, w_o) + attn.w_o.bias / attn.n_heads
         return self.site(key, shares).sum(1)                                          # (B, Tq, d_model)
 
     def sublayer(self, x: torch.Tensor, norm, fn, key: Site) -> torch.Tensor:
-        """residual = x; x = LayerNorm(residual + f(x)) (post-norm), or residual + f(LayerNorm(x)) (pre-norm)."""
+        """residual = x; x = LayerNorm(residual + f(x)) (post-norm), or residual + f(LayerNorm(x))
+        (pre-norm)."""
         residual = x
         out = self.site(key, fn(norm(x) if self.pre else x))
         return residual + out if self.pre else norm(residual + out)
@@ -78,24 +83,30 @@ class EditedRun:
         mask = m.padding_mask(src)
         x = self.site(("layer", "encoder", 0), self.embed(src, "source"))      # layer 0: the input to layer 1
         for n, layer in enumerate(m.encoder_layers, 1):
-            x = self.sublayer(x, layer.norm1, lambda h: self.attention(layer.self_attn, h, h, mask, ("head", "encoder", n)),
+            x = self.sublayer(x, layer.norm1,
+                              lambda h: self.attention(layer.self_attn, h, h, mask, ("head", "encoder", n)),
                               ("sublayer", "encoder-self", n))
             x = self.sublayer(x, layer.norm2, layer.feed_forward, ("sublayer", "encoder-ffn", n))
             x = self.site(("layer", "encoder", n), x)
         return m.encoder_norm(x), mask
 
-    def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor, src_mask, last_only: bool = False) -> torch.Tensor:
-        """Logits (B, T, vocab) of every target position (teacher forcing on `tgt_in`); `last_only`: (B, 1, vocab)."""
+    def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor, src_mask,
+               last_only: bool = False) -> torch.Tensor:
+        """Logits (B, T, vocab) of every target position (teacher forcing on `tgt_in`); `last_only`: (B, 1,
+        vocab)."""
         m = self.model
         tgt_mask = causal_mask(tgt_in.size(1), tgt_in.size(1), tgt_in.device)
         y = self.site(("layer", "decoder", 0), self.embed(tgt_in, "target"))
         if memory.size(0) != y.size(0):
             memory = memory.expand(y.size(0), -1, -1)
         for n, layer in enumerate(m.decoder_layers, 1):
-            y = self.sublayer(y, layer.norm1, lambda h: self.attention(layer.self_attn, h, h, tgt_mask, ("head", "decoder", n)),
+            y = self.sublayer(y, layer.norm1,
+                              lambda h: self.attention(layer.self_attn, h, h, tgt_mask,
+                                                       ("head", "decoder", n)),
                               ("sublayer", "decoder-self", n))
-            y = self.sublayer(y, layer.norm2, lambda h: self.attention(layer.cross_attn, h, memory, src_mask, ("head", "cross", n)),
-                              ("sublayer", "cross", n))
+            y = self.sublayer(y, layer.norm2,
+                              lambda h: self.attention(layer.cross_attn, h, memory, src_mask,
+                                                       ("head", "cross", n)), ("sublayer", "cross", n))
             y = self.sublayer(y, layer.norm3, layer.feed_forward, ("sublayer", "decoder-ffn", n))
             y = self.site(("layer", "decoder", n), y)
         return m.output_logits(y[:, -1:] if last_only else y)
@@ -149,10 +160,12 @@ def knockout_edits(model: Transformer, ko: KnockOut, means: Optional[dict] = Non
         edits[key] = (keep, 0.0 if ko.method == "zero" else means[key])
     for name, layer in ko.sublayers:
         key = ("sublayer", name, layer)
-        edits[key] = (torch.zeros((), dtype=dtype, device=model.device), 0.0 if ko.method == "zero" else means[key])
+        edits[key] = (torch.zeros((), dtype=dtype, device=model.device),
+                      0.0 if ko.method == "zero" else means[key])
     for side in ko.positions:
         key = ("positions", side)
-        edits[key] = (torch.zeros((), dtype=dtype, device=model.device), 0.0 if ko.method == "zero" else means[key])
+        edits[key] = (torch.zeros((), dtype=dtype, device=model.device),
+                      0.0 if ko.method == "zero" else means[key])
     return edits
 
 
@@ -166,7 +179,8 @@ def chosen_log_probs(logits: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tenso
 
 @torch.inference_mode()
 def original_run(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int]):
-    """The unedited teacher-forced run of the original translation, recorded: (src, tgt_in, tgt_out, log p, seen)."""
+    """The unedited teacher-forced run of the original translation, recorded: (src, tgt_in, tgt_out, log p,
+    seen)."""
     device = model.device
     src = torch.as_tensor([list(src_ids)], device=device)
     tgt_out = torch.as_tensor([list(tgt_ids)], device=device)
@@ -206,8 +220,9 @@ def knock_out(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int]
     top = logits[0].argmax(-1).tolist()
     new = greedy_edited(model, src, edits, limit)
     words = lambda ids: detok([i for i in ids if i != model.cfg.eos_id])   # noqa: E731
-    return KnockOutResult(ko, tuple(pieces(list(tgt_ids))), words(list(tgt_ids)), tuple(pieces(new)), words(new),
-                          logp.exp().numpy(), knocked.exp().numpy(), tuple(pieces(top)), time.perf_counter() - t0)
+    return KnockOutResult(ko, tuple(pieces(list(tgt_ids))), words(list(tgt_ids)), tuple(pieces(new)),
+                          words(new), logp.exp().numpy(), knocked.exp().numpy(), tuple(pieces(top)),
+                          time.perf_counter() - t0)
 
 
 def kind_layers(model: Transformer) -> dict:
@@ -218,12 +233,13 @@ def kind_layers(model: Transformer) -> dict:
 
 def all_heads(model: Transformer) -> list[tuple[str, int, int]]:
     layers = kind_layers(model)
-    return [(k, n, h) for k in HEAD_KINDS for n in range(1, layers[k] + 1) for h in range(1, model.cfg.n_heads + 1)]
+    return [(k, n, h) for k in HEAD_KINDS for n in range(1, layers[k] + 1)
+            for h in range(1, model.cfg.n_heads + 1)]
 
 
 def heads_one_per_row(model: Transformer, heads: Sequence[tuple[str, int, int]], replacement) -> Edits:
-    """One batch row per head (kind, layer, head; 1-based): that head's share replaced by `replacement(site)`, every
-    other head kept (patching.py builds its head map with it too)."""
+    """One batch row per head (kind, layer, head; 1-based): that head's share replaced by `replacement(site)`,
+    every other head kept (patching.py builds its head map with it too)."""
     edits: Edits = {}
     for r, (kind, layer, head) in enumerate(heads):
         key = ("head", kind, layer)
@@ -253,7 +269,8 @@ def head_importance(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequenc
     means = means_of(seen)
     heads = all_heads(model)
     edits = heads_one_per_row(model, heads, lambda key: 0.0 if method == "zero" else means[key])
-    deltas = [chosen_log_probs(EditedRun(model, part)(src.expand(B, -1), tgt_in.expand(B, -1)), tgt_out) - logp
+    deltas = [chosen_log_probs(EditedRun(model, part)(src.expand(B, -1), tgt_in.expand(B, -1)), tgt_out)
+              - logp
               for B, part in row_passes(edits, len(heads))]
     delta = torch.cat(deltas).numpy()                                                  # (heads, T)
     H, layers = model.cfg.n_heads, kind_layers(model)
@@ -262,4 +279,5 @@ def head_importance(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequenc
         n = layers[kind] * H
         per_step[kind] = delta[i:i + n].reshape(layers[kind], H, -1)
         i += n
-    return HeadImportance(method, layers, H, per_step, tuple(tgt_pieces), logp.numpy(), time.perf_counter() - t0)
+    return HeadImportance(method, layers, H, per_step, tuple(tgt_pieces), logp.numpy(),
+                          time.perf_counter() - t0)

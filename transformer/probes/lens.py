@@ -15,7 +15,8 @@ from ..model.transformer import Transformer
 
 
 @torch.inference_mode()
-def logit_lens(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int], pieces, top_k: int = 5) -> Lens:
+def logit_lens(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int], pieces,
+               top_k: int = 5) -> Lens:
     """For each decoder layer and step t: the top-k next pieces and the chosen piece's (y_t's) rank and
     probability. `pieces(ids)` names ids (the tokenizer's)."""
     device = model.device
@@ -23,10 +24,15 @@ def logit_lens(model: Transformer, src_ids: Sequence[int], tgt_ids: Sequence[int
     tgt_in = torch.as_tensor([[model.cfg.bos_id, *list(tgt_ids)[:-1]]], device=device)
     chosen = torch.as_tensor(list(tgt_ids), device=device)
     out = model.decode(tgt_in, model.encode(src), output_hidden_states=True)
-    probs = torch.stack([torch.softmax(model.output_logits(h)[0].float(), -1) for h in out.hidden_states])  # (L, T, V)
-    p_chosen = probs.gather(2, chosen[None, :, None].expand(probs.size(0), -1, 1))                      # (L, T, 1)
-    ranks = (probs > p_chosen).sum(-1) + 1                                                              # (L, T)
-    top_p, top_i = probs.topk(top_k, dim=-1)                                                            # (L, T, k)
-    return Lens(top_i.cpu().numpy(), tuple(tuple(tuple(pieces(r)) for r in layer) for layer in top_i.tolist()),
+    # (L, T, V)
+    probs = torch.stack([torch.softmax(model.output_logits(h)[0].float(), -1) for h in out.hidden_states])
+    # (L, T, 1)
+    p_chosen = probs.gather(2, chosen[None, :, None].expand(probs.size(0), -1, 1))
+    # (L, T)
+    ranks = (probs > p_chosen).sum(-1) + 1
+    # (L, T, k)
+    top_p, top_i = probs.topk(top_k, dim=-1)
+    return Lens(top_i.cpu().numpy(),
+                tuple(tuple(tuple(pieces(r)) for r in layer) for layer in top_i.tolist()),
                 top_p.double().cpu().numpy(), ranks.cpu().numpy(), p_chosen[..., 0].double().cpu().numpy(),
                 tuple(pieces(list(tgt_ids))))

@@ -1,10 +1,10 @@
 """Patching between two sentences that differ in one word (issue 40): where is the decision carried?
 
-Sentence A ("… because it was too wide.") and sentence B ("… too tired.") are read with the same decoder input,
-A's translation up to a step (the pronoun's, say). Copying one part's output from B's run into A's run (knockout.py's
-edits, with B's recorded output as the replacement) and reading p(piece) at that step shows how much of B's
-answer that part carries: all of it once the whole residual stream is copied (p becomes p_B), none when a part
-copied from A into A itself. Three maps, each one batched pass (a row per part):
+Sentence A ("… because it was too wide.") and sentence B ("… too tired.") are read with the same decoder
+input, A's translation up to a step (the pronoun's, say). Copying one part's output from B's run into A's run
+(knockout.py's edits, with B's recorded output as the replacement) and reading p(piece) at that step shows how
+much of B's answer that part carries: all of it once the whole residual stream is copied (p becomes p_B), none
+when a part copied from A into A itself. Three maps, each one batched pass (a row per part):
 
 - sub-layers: each attention and feed-forward sub-layer's output, at every position;
 - heads: each head's share of its sub-layer's output, at every position;
@@ -31,9 +31,10 @@ def same_length(src_a: Sequence[int], src_b: Sequence[int], pieces_a, pieces_b) 
     """The source positions whose pieces differ; ValueError with a message for the user when the two sentences
     cannot be compared position by position."""
     if len(src_a) != len(src_b):
-        raise ValueError(f"Patching compares the two sentences piece by piece, so they need the same number of "
-                         f"pieces: the first has {len(src_a) - 1}, the second {len(src_b) - 1} "
-                         f"({' '.join(pieces_a[:-1])} / {' '.join(pieces_b[:-1])}). Change one word for a word of "
+        raise ValueError(f"Patching compares the two sentences piece by piece, so they need the same number "
+                         f"of pieces: the first has {len(src_a) - 1}, the second {len(src_b) - 1} "
+                         f"({' '.join(pieces_a[:-1])} / {' '.join(pieces_b[:-1])}). Change one word for a "
+                         f"word of "
                          "as many pieces.")
     differing = [i for i, (a, b) in enumerate(zip(src_a, src_b)) if a != b]
     if not differing:
@@ -57,9 +58,11 @@ def batched(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, edits: 
 
 
 def sublayer_map(model: Transformer, run, seen_b: dict) -> dict:
-    """Each sub-layer's whole output (every position) copied from B, a row each: stack -> (layers, its sub-layers)."""
+    """Each sub-layer's whole output (every position) copied from B, a row each: stack -> (layers, its
+    sub-layers)."""
     layers = {"encoder": model.cfg.n_encoder_layers, "decoder": model.cfg.n_decoder_layers}
-    subs = [(n, name) for stack, parts in STACK_PARTS.items() for n in range(1, layers[stack] + 1) for name, _ in parts]
+    subs = [(n, name) for stack, parts in STACK_PARTS.items() for n in range(1, layers[stack] + 1)
+            for name, _ in parts]
     edits: Edits = {}
     for r, (n, name) in enumerate(subs):
         keep = torch.ones(len(subs), 1, 1, dtype=model.embedding.weight.dtype, device=model.device)
@@ -83,8 +86,8 @@ def head_map(model: Transformer, run, seen_b: dict) -> dict:
 
 
 def residual_map(model: Transformer, run, seen_b: dict, S: int) -> np.ndarray:
-    """The encoder's residual stream after each layer (0: its input) copied from B at one source position a row:
-    (layers + 1, S)."""
+    """The encoder's residual stream after each layer (0: its input) copied from B at one source position a
+    row: (layers + 1, S)."""
     L = model.cfg.n_encoder_layers
     edits: Edits = {}
     for n in range(L + 1):
@@ -96,10 +99,11 @@ def residual_map(model: Transformer, run, seen_b: dict, S: int) -> np.ndarray:
 
 
 @torch.inference_mode()
-def patching(model: Transformer, src_a: Sequence[int], src_b: Sequence[int], tgt_ids: Sequence[int], step: int,
-             piece: int, texts: tuple[str, str], pieces_a, pieces_b, tgt_pieces, piece_text: str) -> PatchMap:
-    """A (`src_a`, its translation `tgt_ids`) with parts of B (`src_b`) copied in, read at `step` (1-based) for
-    `piece` (an id)."""
+def patching(model: Transformer, src_a: Sequence[int], src_b: Sequence[int], tgt_ids: Sequence[int],
+             step: int, piece: int, texts: tuple[str, str], pieces_a, pieces_b, tgt_pieces,
+             piece_text: str) -> PatchMap:
+    """A (`src_a`, its translation `tgt_ids`) with parts of B (`src_b`) copied in, read at `step` (1-based)
+    for `piece` (an id)."""
     t0 = time.perf_counter()
     differing = same_length(src_a, src_b, pieces_a, pieces_b)
     device = model.device
@@ -110,7 +114,8 @@ def patching(model: Transformer, src_a: Sequence[int], src_b: Sequence[int], tgt
     p_a = float(p_last(EditedRun(model)(a, tgt_in), piece)[0])
     p_b = float(p_last(run_b(b, tgt_in), piece)[0])
     run = lambda edits, rows: batched(model, a, tgt_in, edits, rows, piece)   # noqa: E731  (A's run, edited)
-    return PatchMap(texts[0], texts[1], tuple(pieces_a), tuple(pieces_b), tuple(tgt_pieces[:step]), step, piece_text,
-                    p_a, p_b, tuple(differing), {s: tuple(label for _, label in parts) for s, parts in STACK_PARTS.items()},
+    return PatchMap(texts[0], texts[1], tuple(pieces_a), tuple(pieces_b), tuple(tgt_pieces[:step]), step,
+                    piece_text, p_a, p_b, tuple(differing),
+                    {s: tuple(label for _, label in parts) for s, parts in STACK_PARTS.items()},
                     sublayer_map(model, run, run_b.seen), residual_map(model, run, run_b.seen, len(src_a)),
                     head_map(model, run, run_b.seen), time.perf_counter() - t0)

@@ -15,7 +15,8 @@ from ..why import HeadVectors, InputParts
 from ..model.transformer import Transformer, causal_mask
 
 
-def layer_inputs(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, kind: AttentionKind, layer: int):
+def layer_inputs(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, kind: AttentionKind,
+                 layer: int):
     """The attention module of (kind, layer) and the inputs of its queries and keys (of the paper's post-norm
     layers: a pre-norm layer's attention reads LayerNorm(x) instead)."""
     if model.cfg.norm != "post":
@@ -32,7 +33,8 @@ def layer_inputs(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, ki
     lay = model.decoder_layers[layer - 1]
     if kind == "decoder":
         return lay.self_attn, y, y
-    return lay.cross_attn, lay.masked_self_attention(y, mask)[0], enc.memory   # queries: the first sub-layer's output
+    # queries: the first sub-layer's output
+    return lay.cross_attn, lay.masked_self_attention(y, mask)[0], enc.memory
 
 
 @torch.inference_mode()

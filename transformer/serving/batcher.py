@@ -20,11 +20,12 @@ log = logging.getLogger(__name__)
 
 
 class MicroBatcher:
-    def __init__(self, run_batch: Callable[[Sequence[Any]], Sequence[Any]], max_batch: int = 16, workers: int = 1,
-                 window_s: float = 0.0, name: str = "batcher") -> None:
+    def __init__(self, run_batch: Callable[[Sequence[Any]], Sequence[Any]], max_batch: int = 16,
+                 workers: int = 1, window_s: float = 0.0, name: str = "batcher") -> None:
         self.run_batch, self.max_batch, self.window_s = run_batch, max(1, max_batch), max(0.0, window_s)
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._workers = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(max(1, workers))]
+        self._workers = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
+                         for i in range(max(1, workers))]
         self._started = False
         self._lock = threading.Lock()
         self.batches = self.items = 0

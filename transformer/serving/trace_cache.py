@@ -20,7 +20,8 @@ from cachetools import LRUCache
 from ..trace import KINDS, TranslationTrace
 
 TRACE_CACHE_SIZE = 256      # finished traces kept in memory (same sentence, same settings: one model run)
-TRACE_CACHE_BYTES = 384 * 2**20   # ...and at most this many bytes of them: one 1,000-character trace is 10-25 MB
+# ...and at most this many bytes of them: one 1,000-character trace is 10-25 MB
+TRACE_CACHE_BYTES = 384 * 2**20
 
 
 @dataclass(frozen=True)
@@ -86,17 +87,20 @@ class TraceCache:
     sentence the same way (the translator's attributions), given how to make them read-only (`frozen`).
 
     Bounded twice: at most ``maxsize`` entries and at most ``maxbytes`` bytes (``nbytes``), the least recently
-    used going first; a result larger than ``maxbytes`` alone is returned but not kept. Long inputs make traces
-    a hundred times larger than short ones, so a bound in entries alone lets input choose the memory."""
+    used going first; a result larger than ``maxbytes`` alone is returned but not kept. Long inputs make
+    traces a hundred times larger than short ones, so a bound in entries alone lets input choose the
+    memory."""
 
     def __init__(self, maxsize: int = TRACE_CACHE_SIZE,
                  keep: Callable[[TranslationTrace], bool] = lambda t: True,
                  frozen: Callable = freeze, maxbytes: int = TRACE_CACHE_BYTES,
                  after_evictions: Callable[[], None] = lambda: None) -> None:
         self._lru: LRUCache = _ReleasingLRU(max(1, maxbytes), nbytes, self._evicted)
-        self._makers: dict[Hashable, Callable] = {}   # how each kept trace was made: to make it again (`_evicted`)
+        # how each kept trace was made: to make it again (`_evicted`)
+        self._makers: dict[Hashable, Callable] = {}
         self._maxentries = max(1, maxsize)
-        self._after_evictions, self._evictions = after_evictions, 0   # e.g. hand freed memory back to the system
+        # e.g. hand freed memory back to the system
+        self._after_evictions, self._evictions = after_evictions, 0
         self._in_flight: dict[TraceKey, Future] = {}
         self._lock = threading.Lock()
         self._keep, self._frozen = keep, frozen     # `frozen`: makes a result read-only (traces: `freeze`)
@@ -144,7 +148,8 @@ class TraceCache:
 
     def _evicted(self, key, value) -> None:
         """A trace leaves the cache: users' sessions may still hold it, so its attention maps let go of their
-        arrays (``AttentionMaps.release``) and get them back, made again through this cache, if they are read."""
+        arrays (``AttentionMaps.release``) and get them back, made again through this cache, if they are
+        read."""
         self._evictions += 1
         make = self._makers.pop(key, None)
         if make is None or not isinstance(value, TranslationTrace):

@@ -5,10 +5,7 @@ cleaned and cut to the limits (``config.py``), cut into pieces by the tokenizer,
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import dataclasses
-import functools
 import logging
 import threading
 import unicodedata
@@ -17,8 +14,9 @@ from typing import Optional, Sequence
 
 from .. import doubt, params
 from .batcher import MicroBatcher
-from ..config import (ATTRIBUTION_MAX_PIECES, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES, MAX_INPUT_CHARS,
-                     TOP_K, TRACE_DEADLINE_S)
+from .resources import intra_op_threads, release_freed_memory, releasing
+from ..config import (ATTRIBUTION_MAX_PIECES, BATCH_TOKENS, BEAM_ALPHA, BEAM_MAX, MAX_FORCED_PIECES,
+                      MAX_INPUT_CHARS, TOP_K, TRACE_DEADLINE_S)
 from ..io.checkpoint import checkpoint_identity, load_checkpoint, load_piece_counts, resolve_device
 from ..pieces import UNK_PIECE, WORD_MARKER
 from ..probes import attention_forms
@@ -44,7 +42,8 @@ log = logging.getLogger(__name__)
 ATTRIBUTION_CACHE_SIZE = 32   # attributions kept (a room asking for the lecturer's sentence: one computation)
 ATTRIBUTION_CACHE_BYTES = 64 * 2**20   # ...and at most this many bytes of them
 MAX_BATCH = 16          # concurrent requests decoded together in one batch, at most
-BATCH_WINDOW_S = 0.0    # extra wait for more requests before a batch starts (0: take only those already waiting)
+# extra wait for more requests before a batch starts (0: take only those already waiting)
+BATCH_WINDOW_S = 0.0
 
 
 def clean_text(text: str) -> str:
@@ -53,49 +52,6 @@ def clean_text(text: str) -> str:
     text = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
                    for c in text if unicodedata.category(c) not in ("Cf", "Cs", "Co", "Cn") or c == "\u200d")
     return " ".join(text.split())
-
-
-@functools.lru_cache(maxsize=1)
-def _libc():
-    try:
-        return ctypes.CDLL("libc.so.6")
-    except OSError:
-        return None
-
-
-def release_freed_memory() -> None:
-    """Hand the heap pages that freed tensors left behind back to the system (glibc keeps them otherwise, so the
-    process's RSS would stay at the peak of the largest attribution ever computed); nothing elsewhere."""
-    trim = getattr(_libc(), "malloc_trim", None)
-    if trim is not None:
-        trim(0)
-
-
-@contextlib.contextmanager
-def releasing():
-    """The memory a computation's passes freed, handed back to the system after it (release_freed_memory)."""
-    try:
-        yield
-    finally:
-        release_freed_memory()
-
-
-@contextlib.contextmanager
-def intra_op_threads(n: Optional[int]):
-    """Run the block with `n` intra-op threads in this thread (None: as set), then put the setting back. The
-    app serves translations with one thread each (many at once share the cores) but runs attributions one at a
-    time (a room's requests share one computation), so an attribution may use every core. Part of the setting
-    is process-wide (MKL's): a translation running meanwhile may use the extra threads too, hence the reset."""
-    import torch
-    before = torch.get_num_threads()
-    if not n or n == before:
-        yield
-        return
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 class Translator:
@@ -114,8 +70,8 @@ class Translator:
         their own, `decode_threads` torch threads each (``decode_process.py``), instead of in this one."""
         self.device = resolve_device(device)
         self.attribution_threads = attribution_threads
-        # One attribution computes at a time (its passes take every core and a bounded chunk of memory); requests
-        # for one already computed, or being computed, do not wait for this: the cache answers them.
+        # One attribution computes at a time (its passes take every core and a bounded chunk of memory);
+        # requests for one already computed, or being computed, do not wait for this: the cache answers them.
         self._computing = threading.Lock()
         model, self.tokenizer = load_checkpoint(checkpoint, self.device)
         self.model = optimize_for_inference(model)
@@ -133,17 +89,20 @@ class Translator:
                                        maxbytes=ATTRIBUTION_CACHE_BYTES) if cache_size > 0 else None
         self.batcher = (MicroBatcher(self._trace_batch, max_batch, batch_workers, batch_window_s, "trace")
                         if batch_workers > 0 else None)
-        self.decoders = self._start_decoders(checkpoint, decode_processes if self.batcher else 0, batch_workers,
-                                             decode_threads)
+        self.decoders = self._start_decoders(checkpoint, decode_processes if self.batcher else 0,
+                                             batch_workers, decode_threads)
 
-    def _start_decoders(self, checkpoint, processes: int, workers: int, threads: int) -> Optional[DecodeProcesses]:
-        """The decoding processes, or None (decode here): none asked for, a GPU (each process would hold a CUDA
-        context and a copy of the model, and they would take turns on the one GPU), or they failed to start
-        (said in the log; the app still serves). No more processes than batcher workers: one would sit idle."""
+    def _start_decoders(self, checkpoint, processes: int, workers: int,
+                        threads: int) -> Optional[DecodeProcesses]:
+        """The decoding processes, or None (decode here): none asked for, a GPU (each process would hold a
+        CUDA context and a copy of the model, and they would take turns on the one GPU), or they failed to
+        start (said in the log; the app still serves). No more processes than batcher workers: one would sit
+        idle."""
         if processes <= 0 or self.device.type != "cpu":
             return None
         try:
-            return DecodeProcesses(checkpoint, str(self.device), min(processes, workers), threads, self.checkpoint_id)
+            return DecodeProcesses(checkpoint, str(self.device), min(processes, workers), threads,
+                                   self.checkpoint_id)
         except Exception:  # noqa: BLE001
             log.exception("the decoding processes did not start; decoding in the app's process")
             return None
@@ -153,7 +112,8 @@ class Translator:
         ids = self.tokenizer.encode(text)
         return cut_source(ids, self.cfg.eos_id, self.max_src_tokens)
 
-    def translate(self, sentences: Sequence[str], batch_tokens: int = BATCH_TOKENS, use_cache: bool = True) -> list[str]:
+    def translate(self, sentences: Sequence[str], batch_tokens: int = BATCH_TOKENS,
+                  use_cache: bool = True) -> list[str]:
         """Batched greedy translation, sorted by length for speed, returned in input order."""
         texts = [clean_text(s) for s in sentences]
         texts = [doubt.ordinary_case(t) for t in texts]                # as source() does
@@ -166,7 +126,8 @@ class Translator:
         Raises ValueError with a message for the user when there is nothing to translate."""
         notes = []
         if text is not None and not isinstance(text, str):
-            raise ValueError(f"The English sentence must be text, not {type(text).__name__} {params.shown(text)}.")
+            raise ValueError(f"The English sentence must be text, not {type(text).__name__} "
+                             f"{params.shown(text)}.")
         text = text or ""
         if len(text) > MAX_INPUT_CHARS:
             text = text[:MAX_INPUT_CHARS]
@@ -176,8 +137,8 @@ class Translator:
             raise ValueError("There is nothing to translate: type an English sentence.")
         if doubt.ordinary_case(text) != text:
             text = doubt.ordinary_case(text)
-            notes.append(f"Your text is mostly in capitals, which the model rarely saw in training: it translated it "
-                         f"in ordinary case (“{text[:80]}{'…' if len(text) > 80 else ''}”).")
+            notes.append(f"Your text is mostly in capitals, which the model rarely saw in training: it "
+                         f"translated it in ordinary case (“{text[:80]}{'…' if len(text) > 80 else ''}”).")
         ids, truncated = self.encode_source(text)
         if truncated:
             notes.append(f"The input is longer than the model's limit of {self.max_src_tokens - 1} pieces; "
@@ -185,8 +146,8 @@ class Translator:
         pieces = self.tokenizer.pieces(ids)
         counts = tuple(int(self.source_counts[i]) for i in ids) if self.source_counts else ()
         if self.tokenizer.unk_id in ids and all(p in (WORD_MARKER, UNK_PIECE) for p in pieces[:-1]):
-            notes.append("None of these characters are in the model's vocabulary (it knows English and French "
-                         "text); they all became <unk>.")
+            notes.append("None of these characters are in the model's vocabulary (it knows English and "
+                         "French text); they all became <unk>.")
         else:
             notes += doubt.input_doubts(text, ids[:-1], pieces[:-1], counts[:-1] or None, self.french_ratio)
         return Source(text, ids, pieces, truncated, tuple(notes), counts)
@@ -230,7 +191,8 @@ class Translator:
         ids = self.tokenizer.encode(text) + [self.cfg.eos_id]
         limit = min(MAX_FORCED_PIECES, self.cfg.max_len)
         if len(ids) > limit:
-            raise ValueError(f"The French text has {len(ids)} pieces with </s>; the limit is {limit}. Shorten it.")
+            raise ValueError(f"The French text has {len(ids)} pieces with </s>; the limit is {limit}. "
+                             f"Shorten it.")
         notes = ("Some characters of the French are not in the model's vocabulary: they became <unk>.",) \
             if self.tokenizer.unk_id in ids else ()
         return ids, notes
@@ -257,18 +219,22 @@ class Translator:
         token = self.piece_id(piece)
         if prefix and step > len(prefix):
             raise ValueError(f"There is no step {step}: this translation has {len(prefix)} steps.")
-        return branch(self.model, self.tokenizer, self.source(text), step - 1, token, prefix, top_k, deadline_s)
+        return branch(self.model, self.tokenizer, self.source(text), step - 1, token, prefix, top_k,
+                      deadline_s)
 
     def attribution(self, text: str, method: str = "both", step: Optional[int] = None,
-                    rival: str = "", progress=None, estimate=None) -> tuple[TranslationTrace, list[Attribution]]:
-        """The greedy trace of `text` and its attribution by `method` (integrated_gradients, gradient_x_input or
-        both): of every target piece's probability, or with `step` (1-based) and `rival` (a piece, "▁" optional)
-        of log p(chosen) − log p(rival) at that step. Kept and shared like traces: computed once for everyone
-        asking for the same sentence at the same time. `progress(done, total, what)`: how far the computation has
-        got (probes/attribution.py), told only to the caller that runs it; so is `estimate(attributions)`, the
-        methods' results so far while Integrated Gradients refines (gradient × input, one point, comes first)."""
+                    rival: str = "", progress=None,
+                    estimate=None) -> tuple[TranslationTrace, list[Attribution]]:
+        """The greedy trace of `text` and its attribution by `method` (integrated_gradients, gradient_x_input
+        or both): of every target piece's probability, or with `step` (1-based) and `rival` (a piece, "▁"
+        optional) of log p(chosen) − log p(rival) at that step. Kept and shared like traces: computed once for
+        everyone asking for the same sentence at the same time. `progress(done, total, what)`: how far the
+        computation has got (probes/attribution.py), told only to the caller that runs it; so is
+        `estimate(attributions)`, the methods' results so far while Integrated Gradients refines (gradient ×
+        input, one point, comes first)."""
         if method not in (*METHODS, "both"):
-            raise ValueError(f"Unknown method {method!r}: use integrated_gradients, gradient_x_input or both.")
+            raise ValueError(f"Unknown method {method!r}: use integrated_gradients, gradient_x_input or "
+                             f"both.")
         trace = self.limited_trace(text, "Attribution is")
         rival_id = None
         if step is not None:
@@ -279,7 +245,8 @@ class Translator:
         done: dict = {}
         for m in sorted(methods, key=lambda m: m == "integrated_gradients"):   # the one-point method first
             told = None if estimate is None else (
-                lambda a: estimate([a if k == "integrated_gradients" else done[k] for k in methods if k in done
+                lambda a: estimate([a if k == "integrated_gradients" else done[k] for k in methods
+                                    if k in done
                                     or k == "integrated_gradients"]))
             def make(m=m, told=told):   # (the passes' memory handed back after: a cache hit computes nothing)
                 threads = self.attribution_threads if self.device.type == "cpu" else None
@@ -310,7 +277,8 @@ class Translator:
                 return found
         return self.piece_id(text)          # its message: not a piece of the vocabulary
 
-    def beam(self, text: str, beam: int, alpha: float = BEAM_ALPHA, deadline_s: float = TRACE_DEADLINE_S) -> BeamResult:
+    def beam(self, text: str, beam: int, alpha: float = BEAM_ALPHA,
+             deadline_s: float = TRACE_DEADLINE_S) -> BeamResult:
         """Beam search of width `beam` (1 = greedy) for one sentence."""
         beam = params.whole_number(beam, "beam width", 1, BEAM_MAX)
         return beam_search(self.model, self.tokenizer, self.source(text), beam, alpha, deadline_s=deadline_s)
@@ -323,13 +291,14 @@ class Translator:
             out.append(self.beam(text, beam, alpha, deadline_s=None).translation if text else "")
         return out
 
-    # ---------------------------------------------------------------- the probes, for the views: the page reaches
-    # the model only through these (tests/test_imports.py), so a view never holds the model itself
+    # ---------------------------------------------------------------- the probes, for the views: the page
+    # reaches the model only through these (tests/test_imports.py), so a view never holds the model itself
     def num_parameters(self) -> int:
         return self.model.num_parameters()
 
     def positional_table(self):
-        """The positional encodings the model adds (sinusoidal, or learned), as a (positions, d_model) array."""
+        """The positional encodings the model adds (sinusoidal, or learned), as a (positions, d_model)
+        array."""
         return self.model.positional.pe.detach().float().cpu().numpy()
 
     def decoder_input(self, trace: TranslationTrace) -> list[int]:
@@ -339,18 +308,23 @@ class Translator:
     def logit_lens(self, trace: TranslationTrace) -> Lens:
         return logit_lens(self.model, trace.source.ids, trace.tgt_ids, self.tokenizer.pieces)
 
-    def head_vectors(self, trace: TranslationTrace, kind: str, layer: int, head: int, queries, keys) -> HeadVectors:
-        return head_vectors(self.model, trace.source.ids, self.decoder_input(trace), kind, layer, head, queries, keys)
+    def head_vectors(self, trace: TranslationTrace, kind: str, layer: int, head: int, queries,
+                     keys) -> HeadVectors:
+        return head_vectors(self.model, trace.source.ids, self.decoder_input(trace), kind, layer, head,
+                            queries, keys)
 
     def input_parts(self, trace: TranslationTrace) -> InputParts:
         return input_parts(self.model, trace.source.ids, trace.src_pieces)
 
-    def layer_parts(self, trace: TranslationTrace, stack: str, layer: int, position: int, labels) -> LayerParts:
-        return layer_parts(self.model, trace.source.ids, self.decoder_input(trace), stack, layer, position, labels)
+    def layer_parts(self, trace: TranslationTrace, stack: str, layer: int, position: int,
+                    labels) -> LayerParts:
+        return layer_parts(self.model, trace.source.ids, self.decoder_input(trace), stack, layer, position,
+                           labels)
 
-    def attention_forms(self, trace: TranslationTrace, kind: str, layer: int, repeats: int = 15) -> tuple[dict, int]:
-        """The three ways to compute one attention sub-layer on this trace's inputs to it, timed: their results
-        (``probes.attention_forms.compare``) and the number of queries."""
+    def attention_forms(self, trace: TranslationTrace, kind: str, layer: int,
+                        repeats: int = 15) -> tuple[dict, int]:
+        """The three ways to compute one attention sub-layer on this trace's inputs to it, timed: their
+        results (``probes.attention_forms.compare``) and the number of queries."""
         import torch
         src, tgt_in = torch.tensor([trace.source.ids]), torch.tensor([self.decoder_input(trace)])
         with torch.inference_mode():
@@ -360,11 +334,12 @@ class Translator:
 
     # --- causal experiments (probes/knockout.py, probes/patching.py): each raises ValueError with a message
     def limited_trace(self, text: str, what: str = "Knock-outs and patching are") -> TranslationTrace:
-        """The greedy trace a computation on request runs on, within the limit that bounds its time and memory."""
+        """The greedy trace a computation on request runs on, within the limit that bounds its time and
+        memory."""
         trace = self.trace(text)
         if (longest := max(len(trace.src_pieces), len(trace.tgt_pieces))) > ATTRIBUTION_MAX_PIECES:
-            raise ValueError(f"{what} limited to {ATTRIBUTION_MAX_PIECES} pieces on either side (this sentence has "
-                             f"{longest}): try a shorter sentence.")
+            raise ValueError(f"{what} limited to {ATTRIBUTION_MAX_PIECES} pieces on either side (this "
+                             f"sentence has {longest}): try a shorter sentence.")
         return trace
 
     def knock_out(self, text: str, ko: KnockOut) -> KnockOutResult:
@@ -377,21 +352,24 @@ class Translator:
                              self.tokenizer.decode)
 
     def head_importance(self, text: str, method: str = "zero") -> HeadImportance:
-        """Every head of `text`'s run knocked out alone: how each piece of its translation's log-probability moves."""
+        """Every head of `text`'s run knocked out alone: how each piece of its translation's log-probability
+        moves."""
         if method not in KNOCKOUT_METHODS:
             raise ValueError(f"Unknown knock-out method {str(method)[:20]!r}: use zero or mean.")
         trace = self.limited_trace(text)
         with releasing():
             return head_importance(self.model, trace.source.ids, trace.tgt_ids, method, trace.tgt_pieces)
 
-    def patching(self, text_a: str, text_b: str, step: Optional[int] = None, piece: Optional[str] = "") -> PatchMap:
+    def patching(self, text_a: str, text_b: str, step: Optional[int] = None,
+                 piece: Optional[str] = "") -> PatchMap:
         """`text_a`'s run with parts of `text_b`'s copied in, read at `step` (1-based; default: the first step
         whose piece the two translations do not share) for `piece` (default: text_a's piece there)."""
         a, b = self.limited_trace(text_a), self.limited_trace(text_b)
         if step in (None, "", 0):
             step = next((i for i, (x, y) in enumerate(zip(a.tgt_ids, b.tgt_ids), 1) if x != y), None)
             if step is None:
-                raise ValueError("The two sentences translate the same way: pick the step to read (and a piece).")
+                raise ValueError("The two sentences translate the same way: pick the step to read (and a "
+                                 "piece).")
         step = params.whole_number(step, "step", 1, len(a.tgt_ids))
         token = a.tgt_ids[step - 1] if piece is None or piece == "" else self.piece_id(piece)
         with releasing():

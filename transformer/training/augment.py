@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from .coreference import coreference_pairs
-from .values import (_case_like, number_words, random_count, random_count_text, random_date, random_large_count,
-                     random_price, random_time)
+from .values import (_case_like, number_words, random_count, random_count_text, random_date,
+                     random_large_count, random_price, random_time)
 
 Pair = tuple[str, str]
 # The word lists and sentence frames, written for this project (augment_words.json).
@@ -39,7 +39,8 @@ WORDS = json.loads((Path(__file__).with_name("augment_words.json")).read_text(en
 # --- people and places ----------------------------------------------------------------------
 FIRST_NAMES = [tuple(x) for x in WORDS["first_names"]]     # (name, gender), written the same in French
 SURNAMES = WORDS["surnames"]
-HELD_OUT_FIRST_NAMES = [tuple(x) for x in WORDS["held_out_first_names"]]   # never in training: the names test's
+# never in training: the names test's
+HELD_OUT_FIRST_NAMES = [tuple(x) for x in WORDS["held_out_first_names"]]
 HELD_OUT_SURNAMES = WORDS["held_out_surnames"]
 HELD_OUT_NAMES = frozenset({n for n, _ in HELD_OUT_FIRST_NAMES} | set(HELD_OUT_SURNAMES))
 TITLES = [tuple(x) for x in WORDS["titles"]]     # English, French, whether French needs an article before it
@@ -144,7 +145,8 @@ def _replace_word(text: str, old: str, new: str) -> str:
     return re.sub(r"(?<![\w-])" + re.escape(old) + r"(?![\w-])", lambda _m: new, text)
 
 
-def substitute_names(pairs: Sequence[Pair], rng: random.Random, copies: int = 1, held_out: bool = False) -> list[Pair]:
+def substitute_names(pairs: Sequence[Pair], rng: random.Random, copies: int = 1,
+                     held_out: bool = False) -> list[Pair]:
     """Pairs naming Tom/Mary/John (or a corpus city) on both sides, with other people (places)."""
     out = []
     for en, fr in pairs:
@@ -181,7 +183,8 @@ def substitute_numbers(pairs: Sequence[Pair], rng: random.Random, copies: int = 
     """Another number where both sides write the same digits, or the same number in words."""
     out = []
     for en, fr in pairs:
-        digits = [d for d in set(re.findall(r"(?<![\d:.,])\d{1,3}(?![\d:.,])", en)) if _count(fr, d) == _count(en, d) == 1]
+        digits = [d for d in set(re.findall(r"(?<![\d:.,])\d{1,3}(?![\d:.,])", en))
+                  if _count(fr, d) == _count(en, d) == 1]
         words = [w for w in _EN_WORDS if _count(en.lower(), w) == 1
                  and _count(fr.lower(), number_words(_EN_WORDS[w], "fr")) == 1]
         if not digits and not words:
@@ -198,9 +201,11 @@ def substitute_numbers(pairs: Sequence[Pair], rng: random.Random, copies: int = 
                 as_digits = rng.random() < 0.3
                 ne = str(n) if as_digits else number_words(n, "en")
                 nf = str(n) if as_digits else number_words(n, "fr")
-                e = re.sub(r"(?<![\w-])" + w + r"(?![\w-])", lambda m, ne=ne: _case_like(m.group(0), ne), e, flags=re.I)
+                e = re.sub(r"(?<![\w-])" + w + r"(?![\w-])", lambda m, ne=ne: _case_like(m.group(0), ne), e,
+                           flags=re.I)
                 fw = number_words(_EN_WORDS[w], "fr")
-                f = re.sub(r"(?<![\w-])" + fw + r"(?![\w-])", lambda m, nf=nf: _case_like(m.group(0), nf), f, flags=re.I)
+                f = re.sub(r"(?<![\w-])" + fw + r"(?![\w-])", lambda m, nf=nf: _case_like(m.group(0), nf), f,
+                           flags=re.I)
             out.append((e, f))
     return out
 
@@ -208,12 +213,15 @@ def substitute_numbers(pairs: Sequence[Pair], rng: random.Random, copies: int = 
 # Frames: English, French. {P}/{Q} people, {N} a count, {D} a date, {T} a time, {M} money,
 # {C} a city, {e} French agreement with {P} ('' or 'e'), {es} plural agreement of {P} and {Q}.
 FRAMES: list[Pair] = [tuple(x) for x in WORDS["frames"]]
-HELD_OUT_FRAMES: list[Pair] = [tuple(x) for x in WORDS["held_out_frames"]]   # the numbers test's only (never trained)
-HELD_OUT_LARGE_FRAMES: list[Pair] = [tuple(x) for x in WORDS["held_out_large_frames"]]   # its large counts' only
+# the numbers test's only (never trained)
+HELD_OUT_FRAMES: list[Pair] = [tuple(x) for x in WORDS["held_out_frames"]]
+# its large counts' only
+HELD_OUT_LARGE_FRAMES: list[Pair] = [tuple(x) for x in WORDS["held_out_large_frames"]]
 
 
 def fill(frame: Pair, rng: random.Random, held_out: bool = False, large: bool = False) -> tuple[Pair, dict]:
-    """One pair from a frame, and the values put in (for tests); `large` puts a count of 1,000 or more in {N}."""
+    """One pair from a frame, and the values put in (for tests); `large` puts a count of 1,000 or more in
+    {N}."""
     en, fr = frame
     vals: dict = {}
     p, q = random_person(rng, held_out), random_person(rng, held_out)
@@ -232,27 +240,32 @@ def fill(frame: Pair, rng: random.Random, held_out: bool = False, large: bool = 
     vals["C"], vals["C2"] = cities[0], cities[1]
     for key, (ve, vf) in vals.items():
         en, fr = en.replace("{" + key + "}", ve), fr.replace("{" + key + "}", vf)
-    fr = fr.replace("{e}", "e" if p.gender == "f" else "").replace("{es}", "es" if p.gender == q.gender == "f" else "s")
+    fr = fr.replace("{e}", "e" if p.gender == "f" else "").replace("{es}", "es" if p.gender == q.gender == "f"
+                                                                   else "s")
     en = en.replace("..", ".").replace(".?", "?").replace(".!", "!")   # "at 3 p.m." at the end of a sentence
     return (en[0].upper() + en[1:], fix_french(fr)), vals
 
 
-def template_pairs(n: int, rng: random.Random, frames: Sequence[Pair] = FRAMES, held_out: bool = False) -> list[Pair]:
+def template_pairs(n: int, rng: random.Random, frames: Sequence[Pair] = FRAMES,
+                   held_out: bool = False) -> list[Pair]:
     return [fill(rng.choice(frames), rng, held_out)[0] for _ in range(n)]
 
 
 _RANGE = re.compile(r"\d\s*(?:or|to|and|-|–)\s*\d")    # "2 or 3 days", "5 to 6", "10-12"
 # a number of 1-3 digits on its own: not part of a price, a time, a decimal or a range; not a label ("head 4",
 # "room 12", "at 5") or a mark ("19 out of 20")
-_NOT_A_COUNT = re.compile(r"\b(?:at|head|layer|room|page|chapter|platform|number|no\.|step|version|line)\s*$", re.I)
-_PLAIN_COUNT = re.compile(r"(?<![\d:.,$€£-])\d{1,3}(?![\d:.,-]|\s*(?:o'clock|[ap]\.?m\b|or\b|to\b|out\s+of\b))")
+_NOT_A_COUNT = re.compile(r"\b(?:at|head|layer|room|page|chapter|platform|number|no\.|step|version|line)\s*$",
+                          re.I)
+_PLAIN_COUNT = re.compile(r"(?<![\d:.,$€£-])\d{1,3}"
+                          r"(?![\d:.,-]|\s*(?:o'clock|[ap]\.?m\b|or\b|to\b|out\s+of\b))")
 
 
 def large_number_pairs(pairs: Sequence[Pair], n: int, rng: random.Random) -> list[Pair]:
     """n pairs with a count of 1,000 or more ('100,000' / '100 000'): half from the frames with a count, half
     from corpus pairs whose two sides write the same number in digits (that number replaced). The other
     generated numbers stay under 1,000, and the generated numbers test draws only those. A time ("5 o'clock",
-    "at 5"), a label ("head 4", "room 12"), a mark ("19 out of 20") or a range ("2 or 3 years") is left alone."""
+    "at 5"), a label ("head 4", "room 12"), a mark ("19 out of 20") or a range ("2 or 3 years") is left
+    alone."""
     frames = [f for f in FRAMES if "{N}" in f[0]]
     digit_pairs = []
     for en, fr in pairs:
@@ -260,7 +273,8 @@ def large_number_pairs(pairs: Sequence[Pair], n: int, rng: random.Random) -> lis
             continue
         for m in _PLAIN_COUNT.finditer(en):
             d = m.group(0)
-            if int(d) > 1 and _count(en, d) == _count(fr, d) == 1 and not _NOT_A_COUNT.search(en[: m.start()]):
+            if int(d) > 1 and _count(en, d) == _count(fr, d) == 1 and \
+                    not _NOT_A_COUNT.search(en[: m.start()]):
                 digit_pairs.append((en, fr, d))
                 break
     out = []
@@ -295,7 +309,8 @@ class AugmentConfig:
     templates: int = 40_000
     concatenations: int = 25_000
     concat_sizes: tuple[int, ...] = (2, 2, 3)
-    coreference: int = 0      # generated "it" pairs whose French pronoun follows what "it" is (coreference.py)
+    # generated "it" pairs whose French pronoun follows what "it" is (coreference.py)
+    coreference: int = 0
     large_numbers: int = 0    # pairs with counts of 1,000 or more ('100,000' / '100 000')
 
 
@@ -307,8 +322,10 @@ def augment(pairs: Sequence[Pair], seed: int, cfg: AugmentConfig = AugmentConfig
     numbers = substitute_numbers(pairs, rng, cfg.number_copies)
     templates = template_pairs(cfg.templates, rng)
     concat = concatenate(list(pairs) + names[: len(names) // 4], cfg.concatenations, rng, cfg.concat_sizes)
-    coreference = coreference_pairs(cfg.coreference, rng) if cfg.coreference else []   # (last: the rest as before)
-    large = large_number_pairs(pairs, cfg.large_numbers, rng) if cfg.large_numbers else []   # (after coreference)
+    # (last: the rest as before)
+    coreference = coreference_pairs(cfg.coreference, rng) if cfg.coreference else []
+    # (after coreference)
+    large = large_number_pairs(pairs, cfg.large_numbers, rng) if cfg.large_numbers else []
     log(f"augmentation: {len(names):,} name/place pairs, {len(numbers):,} number pairs, "
         f"{len(templates):,} template pairs, {len(concat):,} multi-sentence pairs"
         + (f", {len(coreference):,} coreference pairs" if coreference else "")
@@ -362,7 +379,8 @@ def numbers_test(n: int, seed: int, large: bool = False) -> list[tuple[str, list
                     accepted |= {vf.replace(" h ", "h").replace(" h", "h"), vf.replace(" h ", ":")}
                 if key == "M":
                     num, cur = vf.rsplit(" ", 1)
-                    accepted |= {f"{num} {sym}" for sym in ("$", "€", "£")} | {f"{num}{sym}" for sym in ("$", "€", "£")}
+                    accepted |= ({f"{num} {sym}" for sym in ("$", "€", "£")}
+                                 | {f"{num}{sym}" for sym in ("$", "€", "£")})
                 expected.append(sorted(accepted))
         out.append((en, expected))
     return out

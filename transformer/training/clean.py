@@ -2,16 +2,17 @@
 two sides disagree.
 
 ``EvalIndex`` holds every line of the evaluation sets (both sides) in two forms: normalised whole lines (exact
-and near-exact: case, accents, punctuation, digits and spacing ignored) and their 8-word windows (a training line
-that holds an evaluation sentence inside a longer paragraph). ``clean_pairs`` drops a pair for the first reason
-that applies, in this order, and counts each reason:
+and near-exact: case, accents, punctuation, digits and spacing ignored) and their 8-word windows (a training
+line that holds an evaluation sentence inside a longer paragraph). ``clean_pairs`` drops a pair for the first
+reason that applies, in this order, and counts each reason:
 
 - ``eval``: either side matches an evaluation line (whole, or by an 8-word window);
 - ``tag``: a side holds the back-translation tag ``⊽`` (backtranslate.py), which must mean one thing only;
 - ``duplicate``: the same pair (exactly) came earlier in the same file;
 - ``empty`` / ``long``: a side is empty, or longer than ``max_words``;
 - ``copy``: the French is the English (4 words or more: an untranslated line);
-- ``ratio``: the sides' lengths disagree (characters, over ``max_ratio``, once the longer passes 30 characters);
+- ``ratio``: the sides' lengths disagree (characters, over ``max_ratio``, once the longer passes 30
+  characters);
 - ``numbers``: the numbers written in digits differ ("1,000" = "1 000", "3.5" = "3,5", "9:30" = "9 h 30");
 - ``language``: the English side is French or the French side English (py3langid restricted to the two,
   probability ≥ 0.9, sides of 4 words or more; a technical string that could be either is left alone).
@@ -29,11 +30,12 @@ from typing import Iterable, Optional
 
 WINDOW = 8                                  # words in a near-duplicate window
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-# a number grouped by thousands (1,000 / 1 000 / 1.000, each group exactly three digits), or plain digits; either
-# with a decimal part (3.5 / 3,5)
+# a number grouped by thousands (1,000 / 1 000 / 1.000, each group exactly three digits), or plain digits;
+# either with a decimal part (3.5 / 3,5)
 _NUMBER = re.compile(r"(?<![\d.,])(?:\d{1,3}(?:[,.\u00a0\u202f ]\d{3})+|\d+)(?:[.,]\d+)?(?!\d)")
 _GROUPED = re.compile(r"(\d{1,3}(?:[,.\u00a0\u202f ]\d{3})+)(?:[.,](\d+))?")
-BT_TAG = "\u22bd"                           # the back-translation tag (backtranslate.py): no real pair holds it
+# the back-translation tag (backtranslate.py): no real pair holds it
+BT_TAG = "\u22bd"
 REASONS = ("eval", "tag", "duplicate", "empty", "long", "copy", "ratio", "numbers", "language")
 
 
@@ -55,7 +57,8 @@ def _number_value(written: str) -> str:
 
 def numbers(text: str) -> Counter:
     """The numbers written in digits, as values: thousands' separators removed, the decimal mark a point
-    ('1,000.5 and 3' -> {'1000.5': 1, '3': 1}; '1 000,5' alike; '2019 150' is two numbers; '1.5' is not '15')."""
+    ('1,000.5 and 3' -> {'1000.5': 1, '3': 1}; '1 000,5' alike; '2019 150' is two numbers; '1.5' is not
+    '15')."""
     return Counter(_number_value(m) for m in _NUMBER.findall(text))
 
 
@@ -131,7 +134,8 @@ def reason(en: str, fr: str, index: Optional[EvalIndex], lang: Optional[Language
 def clean_pairs(pairs: Iterable[tuple[str, str]], index: Optional[EvalIndex], lang: Optional[LanguageCheck],
                 filters: bool = True) -> tuple[list[tuple[str, str]], Counter, list[tuple[str, str]]]:
     """The pairs kept, how many went for each reason, and the pairs the filters dropped (evaluation matches
-    not among them: the control of an A/B trains on kept + these). filters=False drops evaluation matches only."""
+    not among them: the control of an A/B trains on kept + these). filters=False drops evaluation matches
+    only."""
     kept, dropped, seen, filtered = [], Counter(), set(), []
     for en, fr in pairs:
         why = reason(en, fr, index, lang) if filters else \

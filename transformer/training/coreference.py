@@ -39,25 +39,28 @@ class Adjective(NamedTuple):
 ANIMALS = [Noun(*x) for x in [
     ("animal", "animal", False), ("dog", "chien", False), ("horse", "cheval", False), ("cat", "chat", False),
     ("rabbit", "lapin", False), ("wolf", "loup", False), ("bear", "ours", False), ("fox", "renard", False),
-    ("deer", "cerf", False), ("donkey", "âne", False), ("pig", "cochon", False), ("hedgehog", "hérisson", False),
-    ("sheep", "mouton", False), ("duck", "canard", False), ("snake", "serpent", False), ("lizard", "lézard", False),
-    ("squirrel", "écureuil", False), ("elephant", "éléphant", False), ("insect", "insecte", False),
-    ("bird", "oiseau", False), ("cow", "vache", True), ("goat", "chèvre", True), ("mouse", "souris", True),
-    ("turtle", "tortue", True), ("hen", "poule", True), ("mare", "jument", True), ("frog", "grenouille", True),
-    ("ant", "fourmi", True), ("giraffe", "girafe", True), ("spider", "araignée", True),
+    ("deer", "cerf", False), ("donkey", "âne", False), ("pig", "cochon", False),
+    ("hedgehog", "hérisson", False), ("sheep", "mouton", False), ("duck", "canard", False),
+    ("snake", "serpent", False), ("lizard", "lézard", False), ("squirrel", "écureuil", False),
+    ("elephant", "éléphant", False), ("insect", "insecte", False), ("bird", "oiseau", False),
+    ("cow", "vache", True), ("goat", "chèvre", True), ("mouse", "souris", True), ("turtle", "tortue", True),
+    ("hen", "poule", True), ("mare", "jument", True), ("frog", "grenouille", True), ("ant", "fourmi", True),
+    ("giraffe", "girafe", True), ("spider", "araignée", True),
 ]]
 
 PLACES = [Noun(*x) for x in [
     ("street", "rue", True), ("road", "route", True), ("river", "rivière", True), ("avenue", "avenue", True),
-    ("square", "place", True), ("motorway", "autoroute", True), ("valley", "vallée", True), ("forest", "forêt", True),
-    ("railway line", "voie ferrée", True), ("bridge", "pont", False), ("stream", "ruisseau", False),
-    ("field", "champ", False), ("garden", "jardin", False), ("park", "parc", False), ("boulevard", "boulevard", False),
-    ("canal", "canal", False), ("path", "chemin", False), ("car park", "parking", False), ("desert", "désert", False),
+    ("square", "place", True), ("motorway", "autoroute", True), ("valley", "vallée", True),
+    ("forest", "forêt", True), ("railway line", "voie ferrée", True), ("bridge", "pont", False),
+    ("stream", "ruisseau", False), ("field", "champ", False), ("garden", "jardin", False),
+    ("park", "parc", False), ("boulevard", "boulevard", False), ("canal", "canal", False),
+    ("path", "chemin", False), ("car park", "parking", False), ("desert", "désert", False),
     ("yard", "cour", True),
 ]]
 
-# What only a place is too much of, and what only an animal is. (Cycle 15 trained on these lists with four more,
-# dropped after it as ambiguous: "long" and "dangerous" fit a snake or a wolf too, "weak" and "old" a bridge.)
+# What only a place is too much of, and what only an animal is. (Cycle 15 trained on these lists with four
+# more, dropped after it as ambiguous: "long" and "dangerous" fit a snake or a wolf too, "weak" and "old" a
+# bridge.)
 PLACE_ADJECTIVES = [Adjective(*x) for x in [
     ("wide", "large", "large"), ("narrow", "étroit", "étroite"), ("busy", "fréquenté", "fréquentée"),
     ("crowded", "bondé", "bondée"), ("muddy", "boueux", "boueuse"), ("noisy", "bruyant", "bruyante"),
@@ -77,14 +80,16 @@ VERBS = [
     ("refused to cross the", "{subject} a refusé de traverser {place}"),
 ]
 
-# Never trained on: the pronoun probe's (transformer/training/probe.py), to see whether the rule carries over to
-# nouns and adjectives the model never saw in such a sentence: in no list here, none in cycle 15's lists (commit
-# 3a5ddfd) and none in a "because" sentence of the written corpora (tests/test_lecture_data.py checks). Everyday
-# words the model translates right on their own ("I can see the owl." -> "le hibou"), people among them.
+# Never trained on: the pronoun probe's (transformer/training/probe.py), to see whether the rule carries over
+# to nouns and adjectives the model never saw in such a sentence: in no list here, none in cycle 15's lists
+# (commit 3a5ddfd) and none in a "because" sentence of the written corpora (tests/test_lecture_data.py
+# checks). Everyday words the model translates right on their own ("I can see the owl." -> "le hibou"), people
+# among them.
 HELD_OUT_ANIMALS = [Noun(*x) for x in [
-    ("soldier", "soldat", False), ("tiger", "tigre", False), ("chicken", "poulet", False), ("owl", "hibou", False),
-    ("king", "roi", False), ("grandfather", "grand-père", False), ("queen", "reine", True),
-    ("princess", "princesse", True), ("grandmother", "grand-mère", True), ("bee", "abeille", True),
+    ("soldier", "soldat", False), ("tiger", "tigre", False), ("chicken", "poulet", False),
+    ("owl", "hibou", False), ("king", "roi", False), ("grandfather", "grand-père", False),
+    ("queen", "reine", True), ("princess", "princesse", True), ("grandmother", "grand-mère", True),
+    ("bee", "abeille", True),
 ]]
 HELD_OUT_PLACES = [Noun(*x) for x in [
     ("beach", "plage", True), ("city", "ville", True), ("kitchen", "cuisine", True), ("room", "pièce", True),
@@ -100,11 +105,12 @@ HELD_OUT_PLACE_FITS = {"beach": ("polluted",), "city": ("polluted", "flooded"), 
                        "room": ("flooded",), "tunnel": ("flooded",), "ocean": ("polluted",),
                        "stadium": ("flooded",), "corridor": ("flooded",)}
 HELD_OUT_ANIMAL_ADJECTIVES = [Adjective(*x) for x in [
-    ("exhausted", "épuisé", "épuisée"), ("injured", "blessé", "blessée"), ("terrified", "terrifié", "terrifiée"),
-    ("ill", "malade", "malade"),
+    ("exhausted", "épuisé", "épuisée"), ("injured", "blessé", "blessée"),
+    ("terrified", "terrifié", "terrifiée"), ("ill", "malade", "malade"),
 ]]
 
-CLASSIC_PAIR = ("animal", "street")   # the classic's own nouns: never generated together (tests/test_examples.py)
+# the classic's own nouns: never generated together (tests/test_examples.py)
+CLASSIC_PAIR = ("animal", "street")
 
 
 def coreference_pair(animal: Noun, place: Noun, adjective: Adjective, verb: tuple[str, str],
@@ -123,9 +129,9 @@ def coreference_pair(animal: Noun, place: Noun, adjective: Adjective, verb: tupl
 
 def coreference_pairs(n: int, rng: random.Random, animals: Sequence[Noun] = ANIMALS,
                       places: Sequence[Noun] = PLACES) -> list[Pair]:
-    """n pairs drawn at random, in minimal pairs (the same animal, place and verb, one adjective about the place and
-    one about the animal), three in four of them with nouns of different genders where the lists have both (the
-    pronoun then tells which noun "it" is), never the classic's nouns."""
+    """n pairs drawn at random, in minimal pairs (the same animal, place and verb, one adjective about the
+    place and one about the animal), three in four of them with nouns of different genders where the lists
+    have both (the pronoun then tells which noun "it" is), never the classic's nouns."""
     if all((a.en, p.en) == CLASSIC_PAIR for a in animals for p in places):
         raise ValueError("these nouns make only the classic, which is never generated")
     out: list[Pair] = []

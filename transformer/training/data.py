@@ -79,7 +79,8 @@ class ParallelData:
 
     def __init__(self, src_ids: Sequence[Sequence[int]], tgt_ids: Sequence[Sequence[int]], max_len: int = 200,
                  weights: Optional[Sequence[float]] = None):
-        keep = [i for i in range(len(src_ids)) if 0 < len(src_ids[i]) < max_len and 0 < len(tgt_ids[i]) < max_len - 1]
+        keep = [i for i in range(len(src_ids))
+                if 0 < len(src_ids[i]) < max_len and 0 < len(tgt_ids[i]) < max_len - 1]
         self.src = [list(src_ids[i]) + [EOS_ID] for i in keep]
         self.tgt = [[BOS_ID] + list(tgt_ids[i]) + [EOS_ID] for i in keep]
         self.src_lens = np.array([len(s) for s in self.src], dtype=np.int64)
@@ -131,7 +132,8 @@ class ParallelData:
             s, t = self.src[i], self.tgt[i]
             src[r, : len(s)] = s
             tgt[r, : len(t)] = t
-        src, tgt_in, tgt_out = torch.from_numpy(src), torch.from_numpy(tgt[:, :-1].copy()), torch.from_numpy(tgt[:, 1:].copy())
+        src, tgt_in, tgt_out = (torch.from_numpy(src), torch.from_numpy(tgt[:, :-1].copy()),
+                                torch.from_numpy(tgt[:, 1:].copy()))
         tgt_in[tgt_in == EOS_ID] = PAD_ID        # EOS is never fed to the decoder
         if device is not None:
             src, tgt_in, tgt_out = src.to(device), tgt_in.to(device), tgt_out.to(device)

@@ -20,7 +20,8 @@ from ..replay import EXAMPLES, KINDS, ReplayPoint, ReplayRecord, save_replay
 from ..trace import Source
 from .run import Run, TrainState, write_checkpoint
 
-LOG_FIELDS = ["step", "epoch", "tokens", "lr", "train_loss", "val_loss", "dev_bleu", "extra", "tokens_per_s", "elapsed_min"]
+LOG_FIELDS = ["step", "epoch", "tokens", "lr", "train_loss", "val_loss", "dev_bleu", "extra", "tokens_per_s",
+              "elapsed_min"]
 
 
 LOG_EVERY = 100          # steps between training-loss rows in log.csv
@@ -69,7 +70,8 @@ def run_eval(run: Run, state: TrainState, label: str = "step") -> dict:
 
 def log_row(run: Run, state: TrainState, **values) -> None:
     row = dict.fromkeys(LOG_FIELDS, "")
-    row.update(step=state.step, epoch=state.epoch, tokens=state.tokens, elapsed_min=round(state.minutes, 2), **values)
+    row.update(step=state.step, epoch=state.epoch, tokens=state.tokens, elapsed_min=round(state.minutes, 2),
+               **values)
     run.rows.append(row)
     if not run.main_proc:
         return
@@ -122,7 +124,8 @@ def record_replay(model, tok: Tokenizer, device, step: int, tokens: int, train_l
         logits = model(torch.tensor([src_ids], device=device), ref[:, :-1]).logits.float()
         point.records.append(ReplayRecord(
             translation=trace.translation, src_pieces=trace.src_pieces, tgt_in_pieces=trace.tgt_in_pieces,
-            tgt_out_pieces=trace.tgt_pieces, reference_loss=round(F.cross_entropy(logits[0], ref[0, 1:]).item(), 4),
+            tgt_out_pieces=trace.tgt_pieces,
+            reference_loss=round(F.cross_entropy(logits[0], ref[0, 1:]).item(), 4),
             maps={kind: trace.attention(kind).probs for kind in KINDS}))
     model.train(was_training)
     return point
@@ -131,7 +134,8 @@ def record_replay(model, tok: Tokenizer, device, step: int, tokens: int, train_l
 def add_replay_point(run: Run, state: TrainState, train_loss: float) -> None:
     if run.main_proc:
         rng = torch.get_rng_state()     # decoding draws nothing, but keep resumed runs exact regardless
-        run.replay.points.append(record_replay(run.model, run.tok, run.device, state.step, state.tokens, train_loss))
+        run.replay.points.append(record_replay(run.model, run.tok, run.device, state.step, state.tokens,
+                                               train_loss))
         save_replay(run.replay, run.out / REPLAY_FILE)
         torch.set_rng_state(rng)
 

@@ -1,4 +1,5 @@
-"""The pronoun probe: does the *il* / *elle* of "it" follow the adjective? (bench/probe_coreference.py prints it.)
+"""The pronoun probe: does the *il* / *elle* of "it" follow the adjective? (bench/probe_coreference.py prints
+it.)
 
 For "The ANIMAL didn't cross the PLACE because it was too ADJ." the model is given the French up to
 "parce qu'" (teacher forcing) and its probabilities of the next piece being *il* and *elle* are read.
@@ -8,7 +9,8 @@ the more probable of the two. Groups (``groups``):
 - classic: the Transformer blog's two sentences (the animal and the street; tired / wide). Never trained on.
 - held out: minimal pairs of ``coreference.HELD_OUT_*`` (everyday nouns, people among them, and adjectives
   in no training sentence of this kind): every mover and place of different genders, with each adjective that
-  fits the place (``HELD_OUT_PLACE_FITS``) against one about the mover, and the first verb ("didn't cross the").
+  fits the place (``HELD_OUT_PLACE_FITS``) against one about the mover, and the first verb ("didn't cross
+  the").
 - trained lists: N minimal pairs with nouns of different genders drawn from the generator's own lists with
   a seed no training used (the kind of sentence trained on; some may be in the training data).
 
@@ -27,9 +29,9 @@ import torch
 
 from ..io.tokenizer import Tokenizer
 from ..model.transformer import Transformer
-from .coreference import (ANIMAL_ADJECTIVES, ANIMALS, CLASSIC_PAIR, HELD_OUT_ANIMAL_ADJECTIVES, HELD_OUT_ANIMALS,
-                          HELD_OUT_PLACE_ADJECTIVES, HELD_OUT_PLACE_FITS, HELD_OUT_PLACES, PLACE_ADJECTIVES, PLACES,
-                          VERBS, Noun, coreference_pair)
+from .coreference import (ANIMAL_ADJECTIVES, ANIMALS, CLASSIC_PAIR, HELD_OUT_ANIMAL_ADJECTIVES,
+                          HELD_OUT_ANIMALS, HELD_OUT_PLACE_ADJECTIVES, HELD_OUT_PLACE_FITS, HELD_OUT_PLACES,
+                          PLACE_ADJECTIVES, PLACES, VERBS, Noun, coreference_pair)
 
 CLASSIC_ANIMAL, CLASSIC_STREET = Noun("animal", "animal", False), Noun("street", "rue", True)
 TIRED = next(a for a in ANIMAL_ADJECTIVES if a.en == "tired")
@@ -47,14 +49,16 @@ class Case:
 def minimal_pair(animal: Noun, place: Noun, place_adj, animal_adj, verb=VERBS[0]) -> tuple[Case, Case]:
     """The same sentence with "it" meaning the place, then the animal (nouns of different genders)."""
     if animal.feminine == place.feminine:
-        raise ValueError(f"{animal.en} and {place.en} have the same gender: the pronoun would not tell them apart")
+        raise ValueError(f"{animal.en} and {place.en} have the same gender: the pronoun would not tell them "
+                         f"apart")
     return (Case(*coreference_pair(animal, place, place_adj, verb, about_place=True), not place.feminine),
             Case(*coreference_pair(animal, place, animal_adj, verb, about_place=False), not animal.feminine))
 
 
 def groups(trained: int) -> dict[str, list[tuple[Case, Case]]]:
     fits = {a.en: a for a in HELD_OUT_PLACE_ADJECTIVES}
-    movers = itertools.cycle(HELD_OUT_ANIMAL_ADJECTIVES)      # each place adjective paired with the next of these
+    # each place adjective paired with the next of these
+    movers = itertools.cycle(HELD_OUT_ANIMAL_ADJECTIVES)
     held_out = [minimal_pair(a, p, fits[pa], next(movers))
                 for a, p in itertools.product(HELD_OUT_ANIMALS, HELD_OUT_PLACES) if a.feminine != p.feminine
                 for pa in HELD_OUT_PLACE_FITS[p.en]]
@@ -63,8 +67,8 @@ def groups(trained: int) -> dict[str, list[tuple[Case, Case]]]:
     while len(drawn) < trained:
         animal, place = rng.choice(ANIMALS), rng.choice(PLACES)
         if animal.feminine != place.feminine and (animal.en, place.en) != CLASSIC_PAIR:
-            drawn.append(minimal_pair(animal, place, rng.choice(PLACE_ADJECTIVES), rng.choice(ANIMAL_ADJECTIVES),
-                                      rng.choice(VERBS)))
+            drawn.append(minimal_pair(animal, place, rng.choice(PLACE_ADJECTIVES),
+                                      rng.choice(ANIMAL_ADJECTIVES), rng.choice(VERBS)))
     return {"classic": [minimal_pair(CLASSIC_ANIMAL, CLASSIC_STREET, WIDE, TIRED)],
             "held out": held_out, "trained lists": drawn}
 

@@ -144,12 +144,14 @@ def turned(pairs, reverse: bool) -> list[tuple[str, str]]:
 
 
 def tokenize(tok: Tokenizer, pairs, max_pieces: int, weights=None) -> ParallelData:
-    return ParallelData(tok.encode([p[0] for p in pairs]), tok.encode([p[1] for p in pairs]), max_pieces, weights)
+    return ParallelData(tok.encode([p[0] for p in pairs]), tok.encode([p[1] for p in pairs]), max_pieces,
+                        weights)
 
 
 def cleaned_sources(names) -> dict:
-    """{cleaned copy: the corpus it was made from} for the corpora that ``python -m transformer.cli.clean`` wrote
-    (its report.json beside them says which), so that a run's data can be traced back to the shared corpora."""
+    """{cleaned copy: the corpus it was made from} for the corpora that ``python -m transformer.cli.clean``
+    wrote (its report.json beside them says which), so that a run's data can be traced back to the shared
+    corpora."""
     reports, found = {}, {}
     for name in names:
         folder = Path(name).parent
@@ -157,7 +159,8 @@ def cleaned_sources(names) -> dict:
             report = folder / "report.json"
             reports[folder] = json.loads(report.read_text(encoding="utf-8")).get("corpora", {}) \
                 if report.is_file() else {}
-        found.update({name: src for src, row in reports[folder].items() if row.get("file") == Path(name).name})
+        found.update({name: src for src, row in reports[folder].items()
+                      if row.get("file") == Path(name).name})
     return found
 
 
@@ -182,7 +185,8 @@ def save_run_config(args, out: Path) -> None:
 
 
 def prepare_tokenizer(args, out: Path, extra, rank: int, world: int, log) -> Tokenizer:
-    """The run's tokenizer: the --continue-from run's or --init-from checkpoint's, the one in OUT, or a new one."""
+    """The run's tokenizer: the --continue-from run's or --init-from checkpoint's, the one in OUT, or a new
+    one."""
     tok_path = out / TOKENIZER_FILE
     start = getattr(args, "continue_from", None) or args.init_from
     if start and not args.new_tokenizer and rank == 0:
@@ -194,7 +198,8 @@ def prepare_tokenizer(args, out: Path, extra, rank: int, world: int, log) -> Tok
         log(f"training SentencePiece ({args.vocab_size} pieces) on {', '.join(args.train)}"
             + (" and the augmented pairs" if extra else ""))
         pairs = weighted_sample(*load_corpora(args.train), seed=args.seed) + extra
-        train_tokenizer([s for p in pairs for s in p], out / "tokenizer", vocab_size=args.vocab_size, seed=args.seed)
+        train_tokenizer([s for p in pairs for s in p], out / "tokenizer", vocab_size=args.vocab_size,
+                        seed=args.seed)
     if world > 1:
         dist.barrier()
     return Tokenizer(tok_path)
@@ -210,8 +215,8 @@ def prepare_data(args, tok: Tokenizer, extra, log) -> tuple[ParallelData, list]:
     for spec in args.dev:
         pairs = turned(read_corpus(spec), reverse)
         dev_sets.append((Path(spec).name.split(".")[0], tokenize(tok, pairs, 10_000), pairs))
-    log(f"data: {len(train):,} training pairs ({train.num_tokens():,} tokens, {train.dropped} dropped as too long), "
-        f"dev {[len(d) for _, d, _ in dev_sets]}, in {time.time() - t0:.1f}s")
+    log(f"data: {len(train):,} training pairs ({train.num_tokens():,} tokens, {train.dropped} dropped as too "
+        f"long), dev {[len(d) for _, d, _ in dev_sets]}, in {time.time() - t0:.1f}s")
     return train, dev_sets
 
 
@@ -240,15 +245,18 @@ def build_model(args, tok: Tokenizer, device: torch.device, log) -> Transformer:
 
 def write_piece_counts(data: ParallelData, vocab_size: int, path: Path) -> None:
     """How often each piece occurs in one epoch of training data, per side, the corpus weights applied (an @3
-    corpus counts three times, an @0.35 one 35 %): the app marks rare pieces and tells French input by them."""
+    corpus counts three times, an @0.35 one 35 %): the app marks rare pieces and tells French input by
+    them."""
     w = data.weights if data.weights is not None else np.ones(len(data))
 
     def counts(seqs) -> list[int]:
         ids = np.concatenate([np.asarray(x) for x in seqs])
-        per_piece = np.repeat(w, [len(x) for x in seqs])                  # each piece weighs its pair's weight
+        # each piece weighs its pair's weight
+        per_piece = np.repeat(w, [len(x) for x in seqs])
         return np.rint(np.bincount(ids, weights=per_piece, minlength=vocab_size)).astype(np.int64).tolist()
     pairs = int(round(float(w.sum())))
-    path.write_text(json.dumps({"pairs": pairs, "source": counts(data.src), "target": counts(data.tgt)}) + "\n")
+    path.write_text(json.dumps({"pairs": pairs, "source": counts(data.src), "target": counts(data.tgt)})
+                    + "\n")
 
 
 def save_training_state(run: Run, state: TrainState) -> None:
@@ -256,8 +264,8 @@ def save_training_state(run: Run, state: TrainState) -> None:
     if not run.main_proc:
         return
     tmp = run.out / (STATE_FILE + ".tmp")
-    torch.save(dict(model=run.model.state_dict(), optimizer=run.opt.state_dict(), scaler=run.scaler.state_dict(),
-                    state=json.dumps(asdict(state)), rng=rng_states()), tmp)
+    torch.save(dict(model=run.model.state_dict(), optimizer=run.opt.state_dict(),
+                    scaler=run.scaler.state_dict(), state=json.dumps(asdict(state)), rng=rng_states()), tmp)
     tmp.replace(run.out / STATE_FILE)
     write_checkpoint(run, "last")
 
@@ -281,20 +289,23 @@ def load_training_state(run: Run) -> TrainState:
     run.scaler.load_state_dict(ck["scaler"])
     set_rng_states(ck["rng"])
     state = TrainState(**json.loads(ck["state"]))
-    run.log(f"resumed at step {state.step} (epoch {state.epoch}, batch {state.batch}, best dev BLEU {state.best})")
+    run.log(f"resumed at step {state.step} (epoch {state.epoch}, batch {state.batch}, best dev BLEU "
+            f"{state.best})")
     return state
 
 
 def continue_training_state(run: Run, folder: str) -> TrainState:
-    """Go on from another run's train_state.pt with this run's data: its weights, optimizer moments and scaler,
-    and the step, tokens and training time that place the learning-rate schedule; a new epoch, a new best."""
+    """Go on from another run's train_state.pt with this run's data: its weights, optimizer moments and
+    scaler, and the step, tokens and training time that place the learning-rate schedule; a new epoch, a new
+    best."""
     ck = torch.load(Path(folder) / STATE_FILE, map_location="cpu", weights_only=True)
     run.model.load_state_dict(ck["model"])
     run.opt.load_state_dict(ck["optimizer"])
     run.scaler.load_state_dict(ck["scaler"])
     old = TrainState(**json.loads(ck["state"]))
     state = TrainState(step=old.step, tokens=old.tokens, train_seconds=old.train_seconds)
-    run.log(f"continuing from {folder} at step {state.step} ({state.tokens:,} tokens, {state.minutes:.1f} minutes): "
+    run.log(f"continuing from {folder} at step {state.step} ({state.tokens:,} tokens, {state.minutes:.1f} "
+            f"minutes): "
             "its weights, optimizer and schedule, this run's data")
     return state
 
@@ -317,7 +328,8 @@ def start_run(args) -> Run:
                                   templates=args.templates, concatenations=args.concatenations,
                                   concat_sizes=tuple(args.concat_sizes),
                                   coreference=getattr(args, "coreference", 0),
-                                  large_numbers=getattr(args, "large_numbers", 0)), log) if args.augment else []
+                                  large_numbers=getattr(args, "large_numbers", 0)),
+                    log) if args.augment else []
     tok = prepare_tokenizer(args, out, extra, rank, world, log)
     train, dev_sets = prepare_data(args, tok, extra, log)
     if rank == 0:
@@ -326,7 +338,8 @@ def start_run(args) -> Run:
     amp_dtype = pick_amp(args.amp, device)
     run = Run(args, out, device, rank, world, tok, train, dev_sets, model,
               opt=torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9),
-              scaler=torch.amp.GradScaler("cuda", enabled=(amp_dtype == torch.float16 and device.type == "cuda")),
+              scaler=torch.amp.GradScaler("cuda",
+                                          enabled=(amp_dtype == torch.float16 and device.type == "cuda")),
               amp_dtype=amp_dtype, log=log)
     run.ddp_model = torch.nn.parallel.DistributedDataParallel(
         model, device_ids=[local] if device.type == "cuda" else None) if world > 1 else model

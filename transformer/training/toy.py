@@ -1,13 +1,13 @@
-"""Design choices trained live: two small Transformers that differ in one choice, trained side by side on a toy
-task where that choice shows its effect, in about a minute on a CPU core.
+"""Design choices trained live: two small Transformers that differ in one choice, trained side by side on a
+toy task where that choice shows its effect, in about a minute on a CPU core.
 
 The tasks are sequences of digits (10 symbols after the four special ids): ``copy`` (the source again),
 ``reverse`` (backwards), ``sort`` (ascending) and ``diff`` (each next digit minus the one before it, mod 10: a
-target piece needs two source positions at once). Each design choice (``CHOICES``) fixes a task, the models' sizes,
-the optimiser and what to measure, and names the two sides (A: the paper's choice, B: the other); ``train_pair``
-trains both on the same batches, step by step, and hands a ``Snapshot`` to the caller every few steps (loss
-curves, accuracy, one attention map each, and what the choice is about: accuracy by length, softmax entropy,
-gradient size). Seeded: the same choice and seed give the same curves.
+target piece needs two source positions at once). Each design choice (``CHOICES``) fixes a task, the models'
+sizes, the optimiser and what to measure, and names the two sides (A: the paper's choice, B: the other);
+``train_pair`` trains both on the same batches, step by step, and hands a ``Snapshot`` to the caller every few
+steps (loss curves, accuracy, one attention map each, and what the choice is about: accuracy by length,
+softmax entropy, gradient size). Seeded: the same choice and seed give the same curves.
 """
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ FIRST = 4
 VOCAB = FIRST + N_SYMBOLS
 
 
-def make_pairs(task: str, rng: np.random.Generator, n: int, lengths: tuple[int, int]) -> list[tuple[list, list]]:
+def make_pairs(task: str, rng: np.random.Generator, n: int,
+               lengths: tuple[int, int]) -> list[tuple[list, list]]:
     """`n` (source, target) digit lists of lengths drawn uniformly from `lengths` (inclusive)."""
     out = []
     for _ in range(n):
@@ -95,8 +96,9 @@ CHOICES = {
                         steps=700, lr=1e-3, warmup=50, train_lengths=(3, 8), test_lengths=(3, 12)),
     "scale": Choice("scale", "Scaling the scores by √d_k", "reverse",
                     dict(scale_scores=True), dict(scale_scores=False), "÷ √d_k", "not scaled",
-                    steps=350, lr=1e-3, warmup=50, base=dict(d_model=256, n_heads=1, d_ff=256, n_encoder_layers=1,
-                                                            n_decoder_layers=1)),
+                    steps=350, lr=1e-3, warmup=50,
+                    base=dict(d_model=256, n_heads=1, d_ff=256, n_encoder_layers=1,
+                             n_decoder_layers=1)),
     "norm": Choice("norm", "Pre-norm or post-norm, no warm-up", "reverse",
                    dict(norm="pre"), dict(norm="post"), "pre-norm", "post-norm",
                    steps=450, lr=1e-2, warmup=0, base=dict(n_encoder_layers=4, n_decoder_layers=4)),
@@ -114,16 +116,19 @@ class Side:
     """One of the two models at a snapshot."""
 
     loss: list[float]               # training loss at each snapshot so far
-    accuracy: list[float]           # fresh random strings of the trained lengths fully right (greedy) at each snapshot
+    # fresh random strings of the trained lengths fully right (greedy) at each snapshot
+    accuracy: list[float]
     by_length: dict[int, float]     # fresh random strings fully right, by length, now
-    attention: np.ndarray           # one cross-attention map, now: (target steps, source pieces), the last layer's mean
+    # one cross-attention map, now: (target steps, source pieces), the last layer's mean
+    attention: np.ndarray
     entropy: list[float]            # mean normalised entropy of the encoder's softmax rows at each snapshot
-    grad_norm: list[float]          # the gradient through the encoder's softmax (RMS of ∂loss/∂scores), mean since the last
+    # the gradient through the encoder's softmax (RMS of ∂loss/∂scores), mean since the last
+    grad_norm: list[float]
     at: list[int] = field(default_factory=list)   # the step of each snapshot (0: the untrained models)
 
     def copy(self) -> "Side":
-        return Side(list(self.loss), list(self.accuracy), dict(self.by_length), self.attention, list(self.entropy),
-                    list(self.grad_norm), list(self.at))
+        return Side(list(self.loss), list(self.accuracy), dict(self.by_length), self.attention,
+                    list(self.entropy), list(self.grad_norm), list(self.at))
 
 
 @dataclass
@@ -139,18 +144,21 @@ class Snapshot:
     def to_dict(self) -> dict:
         """Plain data (for another process, a JSON file and the figures of ``viz/toy.py``)."""
         def side(x: Side) -> dict:
-            return dict(loss=x.loss, accuracy=x.accuracy, by_length={str(k): v for k, v in x.by_length.items()},
+            return dict(loss=x.loss, accuracy=x.accuracy,
+                        by_length={str(k): v for k, v in x.by_length.items()},
                         attention=np.round(x.attention, 4).tolist(), entropy=x.entropy,
                         grad_norm=[float(f"{g:.4g}") for g in x.grad_norm], at=x.at)
         c = self.choice
         return dict(choice=c.name, title=c.title, task=c.task, a_label=c.a_label, b_label=c.b_label,
                     train_lengths=list(c.train_lengths), every=c.every, step=self.step, steps=self.steps,
-                    seconds=round(self.seconds, 2), a=side(self.a), b=side(self.b), example=list(self.example))
+                    seconds=round(self.seconds, 2), a=side(self.a), b=side(self.b),
+                    example=list(self.example))
 
 
 def softmax_gradient(attentions) -> float:
     """How much gradient passes back through the encoder's softmax: the root mean square of ∂loss/∂scores (the
-    softmax's input) over every encoder self-attention map of the batch (a saturated softmax passes almost none)."""
+    softmax's input) over every encoder self-attention map of the batch (a saturated softmax passes almost
+    none)."""
     grads = [w.scores.grad for w in attentions if w.scores.grad is not None]
     if not grads:
         return 0.0
@@ -173,7 +181,8 @@ def greedy(model: Transformer, src: torch.Tensor, n: int) -> torch.Tensor:
 
 
 def accuracy_by_length(model: Transformer, pairs: list) -> dict[int, float]:
-    """The share of fresh random strings (drawn apart from the training batches) fully right, by source length."""
+    """The share of fresh random strings (drawn apart from the training batches) fully right, by source
+    length."""
     model.eval()
     out: dict[int, list] = {}
     by_len: dict[int, list] = {}
@@ -190,8 +199,8 @@ def accuracy_by_length(model: Transformer, pairs: list) -> dict[int, float]:
 
 @torch.no_grad()
 def looks(model: Transformer, example: tuple[list, list]) -> tuple[np.ndarray, float]:
-    """The example's last-layer cross-attention (mean over heads) and the encoder's mean softmax entropy (0: each
-    row on one piece, 1: spread evenly)."""
+    """The example's last-layer cross-attention (mean over heads) and the encoder's mean softmax entropy (0:
+    each row on one piece, 1: spread evenly)."""
     model.eval()
     src, tin, _ = batch([example])
     out = model(src, tin, output_attentions=True)
@@ -205,8 +214,8 @@ def looks(model: Transformer, example: tuple[list, list]) -> tuple[np.ndarray, f
 
 
 def train_pair(choice: Choice, seed: int = 0, steps: Optional[int] = None) -> Iterator[Snapshot]:
-    """Train the choice's two models side by side on the same batches; yield a Snapshot of the untrained models,
-    then every `choice.every` steps and at the end (the caller stops it by no longer asking)."""
+    """Train the choice's two models side by side on the same batches; yield a Snapshot of the untrained
+    models, then every `choice.every` steps and at the end (the caller stops it by no longer asking)."""
     steps = steps or choice.steps
     rng = np.random.default_rng(seed)
     test = make_pairs(choice.task, np.random.default_rng(seed + 10_000), 40 * (choice.test_lengths[1] -
@@ -231,14 +240,16 @@ def train_pair(choice: Choice, seed: int = 0, steps: Optional[int] = None) -> It
             attn, ent = looks(models[s], example)
             side = sides[s]
             side.loss.append(float(np.nanmean(losses[s][-choice.every:])) if losses[s] else float("nan"))
-            trained = [v for n, v in by_len.items() if choice.train_lengths[0] <= n <= choice.train_lengths[1]]
+            trained = [v for n, v in by_len.items()
+                       if choice.train_lengths[0] <= n <= choice.train_lengths[1]]
             side.accuracy.append(float(np.mean(trained)))
             side.by_length, side.attention = by_len, attn
             side.entropy.append(ent)
             side.grad_norm.append(float(np.mean(grads[s])) if grads[s] else 0.0)
             side.at.append(step)
             grads[s] = []
-        return Snapshot(choice, step, steps, time.perf_counter() - t0, sides["a"].copy(), sides["b"].copy(), example)
+        return Snapshot(choice, step, steps, time.perf_counter() - t0, sides["a"].copy(), sides["b"].copy(),
+                        example)
 
     yield snapshot(0)                            # the untrained models: where each starts
     for step in range(steps):
@@ -262,8 +273,8 @@ def train_pair(choice: Choice, seed: int = 0, steps: Optional[int] = None) -> It
 
 
 def main(argv=None) -> int:
-    """``python -m transformer.training.toy NAME [--seed 0] [--steps N]``: the choice's live run on one CPU thread, one
-    snapshot per line as JSON (the app's worker process: ui/train_live.py reads it)."""
+    """``python -m transformer.training.toy NAME [--seed 0] [--steps N]``: the choice's live run on one CPU
+    thread, one snapshot per line as JSON (the app's worker process: ui/train_live.py reads it)."""
     import argparse
     import json
     import sys

@@ -31,11 +31,13 @@ from ..io.checkpoint import PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE
 from ..replay import load_replay, replay_steps
 from .augment import AugmentConfig
 from .data import SHARED_DATA, ParallelData
-from .evaluation import LOG_EVERY, add_replay_point, average_weights, evaluate_dev, log_row, read_log, run_eval
-from .run import (MODEL_FIELDS, Run, TrainState, continue_training_state, load_training_state, save_training_state,
-                  start_run, write_checkpoint)
+from .evaluation import (LOG_EVERY, add_replay_point, average_weights, evaluate_dev, log_row, read_log,
+                         run_eval)
+from .run import (MODEL_FIELDS, Run, TrainState, continue_training_state, load_training_state,
+                  save_training_state, start_run, write_checkpoint)
 
-DEFAULT_TRAIN = [str(SHARED_DATA / "tatoeba-eng-fra" / "train.tsv.gz"), str(SHARED_DATA / "multi30k" / "train")]
+DEFAULT_TRAIN = [str(SHARED_DATA / "tatoeba-eng-fra" / "train.tsv.gz"),
+                 str(SHARED_DATA / "multi30k" / "train")]
 DEFAULT_DEV = [str(SHARED_DATA / "tatoeba-eng-fra" / "dev.tsv.gz"), str(SHARED_DATA / "multi30k" / "val")]
 
 
@@ -49,7 +51,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
             continue
         default, flag = getattr(defaults, f.name), "--" + f.name.replace("_", "-")
         if isinstance(default, bool):
-            m.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=f.metadata.get("help"))
+            m.add_argument(flag, action=argparse.BooleanOptionalAction, default=default,
+                           help=f.metadata.get("help"))
         else:
             m.add_argument(flag, type=type(default), default=default, help=f.metadata.get("help"),
                            choices=f.metadata.get("choices"))
@@ -61,8 +64,8 @@ def add_augment_options(d) -> None:
                    help="add generated pairs: other names and places, numbers, dates, times, prices, "
                         "and multi-sentence concatenations (transformer/training/augment.py)")
     d.add_argument("--augment-from", nargs="+", default=None, metavar="CORPUS",
-                   help="with --augment: the corpora the generated pairs are made from (default: every --train "
-                        "corpus; name them as in --train, weights ignored)")
+                   help="with --augment: the corpora the generated pairs are made from (default: every "
+                        "--train corpus; name them as in --train, weights ignored)")
     d.add_argument("--name-copies", type=int, default=AugmentConfig.name_copies,
                    help="with --augment: copies of each pair naming Tom/Mary/John, with other people")
     d.add_argument("--number-copies", type=int, default=AugmentConfig.number_copies,
@@ -73,8 +76,8 @@ def add_augment_options(d) -> None:
                    help="with --augment: generated pairs 'The dog didn't cross the road because it was too "
                         "wide / tired.' whose French pronoun follows what 'it' is (training/coreference.py)")
     d.add_argument("--large-numbers", type=int, default=AugmentConfig.large_numbers,
-                   help="with --augment: pairs with counts of 1,000 or more, '100,000' in English and '100 000' "
-                        "in French (from the frames and from corpus pairs holding a number)")
+                   help="with --augment: pairs with counts of 1,000 or more, '100,000' in English and '100 "
+                        "000' in French (from the frames and from corpus pairs holding a number)")
     d.add_argument("--augment-weight", type=float, default=1.0,
                    help="with --augment: how often the generated pairs come per epoch, as a corpus's @W")
     d.add_argument("--concatenations", type=int, default=AugmentConfig.concatenations,
@@ -89,19 +92,32 @@ def parse_args(argv=None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     d = p.add_argument_group("data")
     d.add_argument("--train", nargs="+", default=DEFAULT_TRAIN,
-                   help="training corpora: FILE.tsv[.gz] or PREFIX (PREFIX.en[.gz] + PREFIX.fr[.gz]); suffix @W "
-                        "weights a corpus (@2: twice per epoch; @0.3: a fresh 30 %% of it each epoch)")
-    d.add_argument("--dev", nargs="+", default=DEFAULT_DEV, help="dev corpora for validation and model selection")
+                   help="training corpora: FILE.tsv[.gz] or PREFIX (PREFIX.en[.gz] + PREFIX.fr[.gz]); suffix "
+                        "@W weights a corpus (@2: twice per epoch; @0.3: a fresh 30 %% of it each epoch)")
+    d.add_argument("--dev", nargs="+", default=DEFAULT_DEV,
+                   help="dev corpora for validation and model selection")
     add_augment_options(d)
     d.add_argument("--reverse", action="store_true",
                    help="train French→English on the same corpora (every pair turned round): the model of "
                         "back-translation (python -m transformer.cli.backtranslate)")
     d.add_argument("--out", default="runs/en-fr", help="output folder (checkpoints, logs, training state)")
     d.add_argument("--vocab-size", type=int, default=ModelConfig.vocab_size)
-    d.add_argument("--max-pieces", type=int, default=MAX_SOURCE_PIECES, help="drop training pairs longer than this (pieces)")
+    d.add_argument("--max-pieces", type=int, default=MAX_SOURCE_PIECES,
+                   help="drop training pairs longer than this (pieces)")
     add_model_options(p)
-    o = p.add_argument_group("optimization")
-    o.add_argument("--max-tokens", type=int, default=6000, help="padded tokens per side per batch (per process)")
+    add_optimization_options(p.add_argument_group("optimization"))
+    add_evaluation_options(p.add_argument_group("evaluation, checkpoints, pausing"))
+    args = p.parse_args(argv)
+    if args.continue_from and (args.init_from or args.resume or args.new_tokenizer):
+        p.error("--continue-from goes on from a run's own state: leave out --init-from, --resume and "
+                "--new-tokenizer")
+    return args
+
+
+def add_optimization_options(o) -> None:
+    """The batches, the learning rate and its schedule, the loss, the device, the seed."""
+    o.add_argument("--max-tokens", type=int, default=6000,
+                   help="padded tokens per side per batch (per process)")
     o.add_argument("--max-steps", type=int, default=6000)
     o.add_argument("--max-minutes", type=float, default=0,
                    help="stop after this much training time (0 = no limit); the cosine schedule then follows "
@@ -117,30 +133,35 @@ def parse_args(argv=None) -> argparse.Namespace:
     o.add_argument("--device", default="auto")
     o.add_argument("--threads", type=int, default=0, help="CPU threads (0 = all cores)")
     o.add_argument("--seed", type=int, default=1)
-    e = p.add_argument_group("evaluation, checkpoints, pausing")
+
+
+def add_evaluation_options(e) -> None:
+    """Validation, checkpoints and averaging, pausing and resuming, and where a further cycle starts from."""
     e.add_argument("--eval-every", type=int, default=500, help="validate every N steps")
-    e.add_argument("--bleu-sentences", type=int, default=800, help="dev sentences per corpus for dev BLEU (0 = all)")
-    e.add_argument("--save-every-min", type=float, default=5.0, help="write resumable training state every N minutes")
-    e.add_argument("--average-last", type=int, default=5, help="try averaging the last N evaluated checkpoints")
+    e.add_argument("--bleu-sentences", type=int, default=800,
+                   help="dev sentences per corpus for dev BLEU (0 = all)")
+    e.add_argument("--save-every-min", type=float, default=5.0,
+                   help="write resumable training state every N minutes")
+    e.add_argument("--average-last", type=int, default=5,
+                   help="try averaging the last N evaluated checkpoints")
     e.add_argument("--resume", action="store_true", help="continue from OUT/train_state.pt, exactly")
     e.add_argument("--session-minutes", type=float, default=0,
-                   help="pause this invocation after N minutes of training (state saved; continue with --resume)")
+                   help="pause this invocation after N minutes of training (state saved; continue with "
+                        "--resume)")
     e.add_argument("--session-steps", type=int, default=0,
                    help="pause this invocation after N steps (state saved; continue with --resume)")
     e.add_argument("--init-from", default=None, metavar="CHECKPOINT",
-                   help="start from this checkpoint folder's weights, config and tokenizer (a new learning-rate "
-                        "schedule and optimizer: a further training cycle); the model options are ignored")
+                   help="start from this checkpoint folder's weights, config and tokenizer (a new "
+                        "learning-rate schedule and optimizer: a further training cycle); the model options "
+                        "are ignored")
     e.add_argument("--continue-from", default=None, metavar="RUN",
                    help="a further cycle that goes on from the run folder RUN's train_state.pt: its weights, "
-                        "optimizer moments, step, tokens and training time, so the learning-rate schedule goes on "
-                        "where RUN left it (no fresh warm-up), on this run's data; the model options are ignored")
+                        "optimizer moments, step, tokens and training time, so the learning-rate schedule "
+                        "goes on where RUN left it (no fresh warm-up), on this run's data; the model options "
+                        "are ignored")
     e.add_argument("--new-tokenizer", action="store_true",
-                   help="with --init-from: train a new SentencePiece vocabulary (--vocab-size) on this run's data "
-                        "and carry the embeddings over to it (training/vocab_transfer.py)")
-    args = p.parse_args(argv)
-    if args.continue_from and (args.init_from or args.resume or args.new_tokenizer):
-        p.error("--continue-from goes on from a run's own state: leave out --init-from, --resume and --new-tokenizer")
-    return args
+                   help="with --init-from: train a new SentencePiece vocabulary (--vocab-size) on this run's "
+                        "data and carry the embeddings over to it (training/vocab_transfer.py)")
 
 
 def lr_at(step: int, args, minutes: float = 0.0) -> float:
@@ -283,11 +304,14 @@ def check_schedule(run: Run, state: TrainState) -> None:
     saved = Path(run.args.continue_from) / RUN_CONFIG_FILE
     if saved.is_file():
         before = json.loads(saved.read_text(encoding="utf-8"))
-        changed = [f"--{k.replace('_', '-')} {before.get(k)} -> {getattr(run.args, k)}" for k in SCHEDULE_OPTIONS
+        changed = [f"--{k.replace('_', '-')} {before.get(k)} -> {getattr(run.args, k)}"
+                   for k in SCHEDULE_OPTIONS
                    if k in before and before[k] != getattr(run.args, k)]
         if changed:
-            run.log("note: the schedule differs from the run this one goes on from (" + ", ".join(changed) + "): "
-                    f"the learning rate at step {state.step} is now {lr_at(state.step, run.args, state.minutes):.2e}")
+            run.log("note: the schedule differs from the run this one goes on from (" + ", ".join(changed)
+                    + "): "
+                    f"the learning rate at step {state.step} is now "
+                    f"{lr_at(state.step, run.args, state.minutes):.2e}")
 
 
 def main(argv=None) -> int:
@@ -318,7 +342,8 @@ def main(argv=None) -> int:
     elif run.main_proc:
         finish(run, state)
         copy_extras(run)
-        run.log(f"done: best dev BLEU {state.best} at step {state.best_step}; checkpoint in {run.out / 'best'}")
+        run.log(f"done: best dev BLEU {state.best} at step {state.best_step}; checkpoint in "
+                f"{run.out / 'best'}")
     if run.world > 1:   # every process tears the group down together: one that leaves early can abort in gloo
         dist.barrier()
         dist.destroy_process_group()

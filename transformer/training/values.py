@@ -1,7 +1,7 @@
-"""Random values written in both languages, for the generated pairs (augment.py) and the generated tests: counts
-(in digits or words: ``num2words`` writes the French), dates ("May 12" / "12 mai"), times ("3 p.m." / "15 h"),
-prices ("$4.50" / "4,50 dollars") and large counts ("100,000" / "100 000"). Each draws from the `rng` given: the
-same seed gives the same values."""
+"""Random values written in both languages, for the generated pairs (augment.py) and the generated tests:
+counts (in digits or words: ``num2words`` writes the French), dates ("May 12" / "12 mai"), times ("3 p.m." /
+"15 h"), prices ("$4.50" / "4,50 dollars") and large counts ("100,000" / "100 000"). Each draws from the `rng`
+given: the same seed gives the same values."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,8 @@ from pathlib import Path
 from num2words import num2words
 
 # The month names of the word lists written for this project (augment_words.json)
-MONTHS = [tuple(x) for x in json.loads(Path(__file__).with_name("augment_words.json").read_text(encoding="utf-8"))
+MONTHS = [tuple(x)
+          for x in json.loads(Path(__file__).with_name("augment_words.json").read_text(encoding="utf-8"))
           ["months"]]
 
 
@@ -85,10 +86,12 @@ def random_price(rng: random.Random) -> tuple[str, str]:
 
 def random_large_count(rng: random.Random) -> tuple[str, str]:
     """A count of 1,000 or more in digits, as English groups them ('100,000') and French ('100 000'):
-    round ones (the paper's "100,000 steps", "2,500,000 people") as often as any other, and among them the tens
-    of thousands ("20,000", "150,000") as often as the rest: their English is cut into pieces as '▁2' '0,000',
-    so the French '▁20' '▁000' cannot be copied piece by piece (cycle 21 wrote "20,000" as « 2 000 »)."""
-    n = rng.choice([rng.randint(1_000, 9_999), rng.randint(10_000, 999_999), rng.randint(1_000_000, 99_999_999),
+    round ones (the paper's "100,000 steps", "2,500,000 people") as often as any other, and among them the
+    tens of thousands ("20,000", "150,000") as often as the rest: their English is cut into pieces as '▁2'
+    '0,000', so the French '▁20' '▁000' cannot be copied piece by piece (cycle 21 wrote "20,000" as « 2 000
+    »)."""
+    n = rng.choice([rng.randint(1_000, 9_999), rng.randint(10_000, 999_999),
+                    rng.randint(1_000_000, 99_999_999),
                     rng.randint(1, 999) * 10 ** rng.choice([3, 3, 4, 5, 6]), rng.randint(1, 99) * 10_000])
     en = f"{n:,}"
     return en, en.replace(",", " ")

@@ -42,7 +42,8 @@ def head_distinctiveness(attn: np.ndarray, causal: bool = False) -> np.ndarray:
         return np.zeros((L, H))
     mean = attn.mean(axis=(0, 1), keepdims=True)                   # (1, 1, Tq, Tk)
     with np.errstate(invalid="ignore"):     # identical rows: a rounding error below 0 under the square root
-        js = jensenshannon(attn, np.broadcast_to(mean, attn.shape), base=2, axis=-1) ** 2   # distance² = divergence
+        # distance² = divergence
+        js = jensenshannon(attn, np.broadcast_to(mean, attn.shape), base=2, axis=-1) ** 2
     first = 1 if causal and Tq > 1 else 0
     return np.nan_to_num(js[..., first:]).mean(-1)
 
@@ -98,8 +99,8 @@ class HeadSummary:
     entropy: float        # mean over query rows, normalised: 0 = one key, 1 = uniform
     pattern: str          # the strongest simple pattern ("" if none)
     pattern_score: float  # mean attention on that pattern's cells
-    label: str            # the pattern if it gets PATTERN_THRESHOLD of the attention, else "broad (spread out)"
-                          # above BROAD_ENTROPY, else "mixed" (no simple pattern dominates)
+    label: str            # the pattern if it gets PATTERN_THRESHOLD of the attention, else "broad (spread
+                          # out)" above BROAD_ENTROPY, else "mixed" (no simple pattern dominates)
     distinct: float = 0.0  # how far its attention is from the average head's (Jensen-Shannon, bits: 0 to 1)
     rank: int = 0          # 1 = the most distinctive head of its kind
 
@@ -181,8 +182,8 @@ class HeadSteps:
 
 
 def inside_head(scores: np.ndarray, d_k: int, causal: bool, scaled: bool = True) -> HeadSteps:
-    """The steps of scaled dot-product attention for one head, from the scores (Tq, Tk) the model fed its softmax:
-    QKᵀ/√d_k, or QKᵀ when it does not scale (`scaled=False`, the trace's `scaled`)."""
+    """The steps of scaled dot-product attention for one head, from the scores (Tq, Tk) the model fed its
+    softmax: QKᵀ/√d_k, or QKᵀ when it does not scale (`scaled=False`, the trace's `scaled`)."""
     raw = scores * math.sqrt(d_k) if scaled else scores
     scaled_scores = raw / math.sqrt(d_k)
     Tq, Tk = scaled_scores.shape

@@ -37,7 +37,8 @@ DEFAULT_SCALE = "Viridis"   # perceptually uniform and readable by colour-blind 
 
 # Scores: ColorBrewer's red-white-blue (plotly.js's own "RdBu" is grey in the middle, like a masked cell).
 SCORE_SCALE = _stops(pc.diverging.RdBu)
-SIGNED_SCALE = _stops(pc.diverging.RdBu[::-1])   # blue (negative) -> white (0) -> red (positive): attributions
+# blue (negative) -> white (0) -> red (positive): attributions
+SIGNED_SCALE = _stops(pc.diverging.RdBu[::-1])
 
 
 def colorscale_for(name: str, dark: bool = False):
@@ -70,7 +71,8 @@ def shown_piece(token: str) -> str:
     return "▁ (space)" if token == "▁" else str(token)
 
 
-GRID_UNITS = 1000   # the all-heads grid sends weights as whole thousandths (uint16): exact to 3 decimals, 2 bytes a cell
+# the all-heads grid sends weights as whole thousandths (uint16): exact to 3 decimals, 2 bytes a cell
+GRID_UNITS = 1000
 
 
 def thousandths(z) -> np.ndarray:
@@ -85,7 +87,8 @@ def esc(token: str) -> str:
     """A token as Plotly should show it: markup escaped, SentencePiece's word marker kept visible. Quotes are
     left as they are: Plotly's SVG text decodes only &lt; &gt; &amp; (a few named entities more) and numeric
     ones, so an escaped quote would be drawn as "&quot;"; a bare quote is plain text there (it means something
-    only inside a tag, and no tag gets through with < escaped). For Plotly's text only, never an HTML attribute."""
+    only inside a tag, and no tag gets through with < escaped). For Plotly's text only, never an HTML
+    attribute."""
     return html.escape(shown_piece(token), quote=False)
 
 
@@ -100,14 +103,15 @@ def numbered(tokens: Sequence[str]) -> list[str]:
 
 
 def short(label: str, n: int = LABEL_MAX_CHARS) -> str:
-    """A tick label cut to n characters (escaped labels are cut before their entities: html.unescape first)."""
+    """A tick label cut to n characters (escaped labels are cut before their entities: html.unescape
+    first)."""
     raw = html.unescape(label)
     return label if len(raw) <= n else html.escape(raw[: n - 1], quote=False) + "…"
 
 
 def grow(height: int, font_size: int) -> int:
-    """A height drawn for the normal type size, grown for presenter mode's larger type: half as fast as the type
-    (twice the type, 1.5 × the height), whose own room is in the margins, which grow with it."""
+    """A height drawn for the normal type size, grown for presenter mode's larger type: half as fast as the
+    type (twice the type, 1.5 × the height), whose own room is in the margins, which grow with it."""
     return int(height * max(1.0, 1 + 0.5 * (font_size / BASE_FONT - 1)))
 
 
@@ -157,7 +161,8 @@ def mask_hatch(n_rows: int, n_cols: int, xref: str = "x", yref: str = "y") -> di
                 line=dict(color="rgba(255,255,255,0.85)", width=1), layer="above")
 
 
-def heatmap_height(n_rows: int, x_labels: Sequence[str], font_size: int, title: bool = True, cap: int = 1400) -> int:
+def heatmap_height(n_rows: int, x_labels: Sequence[str], font_size: int, title: bool = True,
+                   cap: int = 1400) -> int:
     """Tall enough that every row label has its line at this type size, with room for the title
     above and the rotated column labels and axis title below."""
     row = max(16, int(1.3 * font_size))
@@ -183,10 +188,10 @@ def _tree_copy(obj):
 
 
 def figure_json(fig: go.Figure) -> str:
-    """``fig.to_json()``, the same string, at a tenth of the cost (0.1 against 1.5 ms for the step view's three
-    figures): Plotly's ``to_dict`` deep-copies every array before turning it into base64, where only the dicts
-    that hold them need copying. Reads the figure's private ``_data`` and ``_layout`` (the properties as set);
-    tests/test_plots.py checks the string against ``to_json`` for every figure of the app."""
+    """``fig.to_json()``, the same string, at a tenth of the cost (0.1 against 1.5 ms for the step view's
+    three figures): Plotly's ``to_dict`` deep-copies every array before turning it into base64, where only the
+    dicts that hold them need copying. Reads the figure's private ``_data`` and ``_layout`` (the properties as
+    set); tests/test_plots.py checks the string against ``to_json`` for every figure of the app."""
     from plotly.basedatatypes import convert_to_base64
     from plotly.io.json import to_json_plotly
     if fig._frame_objs:                                # (no figure of the app has frames)
@@ -198,7 +203,8 @@ def figure_json(fig: go.Figure) -> str:
     return to_json_plotly(out)
 
 
-def fast_figure(data: list, layout: dict, dark: bool, font_size: int, height: Optional[int], title: Optional[str]) -> go.Figure:
+def fast_figure(data: list, layout: dict, dark: bool, font_size: int, height: Optional[int],
+                title: Optional[str]) -> go.Figure:
     types = tuple(sorted({d.get("type", "scatter") for d in data}))
     layout = {**style_dict(dark, font_size, height, title, types), **layout}   # a view's margin wins
     if presenter(font_size):
@@ -212,7 +218,8 @@ def _template(dark: bool, trace_types: tuple) -> dict:
     sends defaults for ~40 trace types: ~4 KB more JSON in every figure, and draws the same)."""
     import plotly.io as pio  # at the first figure, not at import (bench/RESULTS.md, section 4: start-up)
     full = pio.templates["plotly_dark" if dark else "plotly_white"].to_plotly_json()
-    return dict(layout=full["layout"], data={t: full["data"][t] for t in trace_types if t in full.get("data", {})})
+    return dict(layout=full["layout"],
+                data={t: full["data"][t] for t in trace_types if t in full.get("data", {})})
 
 
 def style_dict(dark: bool, font_size: int, height: Optional[int], title: Optional[str],

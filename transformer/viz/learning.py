@@ -31,7 +31,8 @@ def replay_info_html(replay: Replay, example: int, point: int) -> str:
         rec = p.records[example]
         text = rec.translation if len(rec.translation) <= 120 else rec.translation[:117] + "…"
         cls = ' class="current"' if i == point else ""
-        rows.append(f"<tr{cls}><td>{p.step:,}</td><td>{rec.reference_loss:.2f}</td><td>{html.escape(text) or '<i>(nothing)</i>'}</td></tr>")
+        rows.append(f"<tr{cls}><td>{p.step:,}</td><td>{rec.reference_loss:.2f}</td><td>"
+                    f"{html.escape(text) or '<i>(nothing)</i>'}</td></tr>")
     rec = replay.points[point].records[example]
     return (f'<div class="replay"><div><b>English:</b> {html.escape(en)}</div>'
             f'<div><b>Reference French:</b> {html.escape(ref)}</div>'
@@ -43,10 +44,10 @@ def replay_info_html(replay: Replay, example: int, point: int) -> str:
 
 def replay_attention(replay: Replay, example: int, point: int, kind: str, layer: int, head, look: Look,
                      own_scale: bool = False):
-    """The chosen attention map of the example at that point, with the pieces the model had then. Its colours run
-    from 0 to 1 at every checkpoint, so that an early blur (weights near 1/n everywhere) looks pale and the late
-    pattern stands out; `own_scale`: from this map's smallest to its largest weight (an early map's faint pattern
-    shown, at the cost of comparing checkpoints), said in the title."""
+    """The chosen attention map of the example at that point, with the pieces the model had then. Its colours
+    run from 0 to 1 at every checkpoint, so that an early blur (weights near 1/n everywhere) looks pale and
+    the late pattern stands out; `own_scale`: from this map's smallest to its largest weight (an early map's
+    faint pattern shown, at the cost of comparing checkpoints), said in the title."""
     rec = replay.points[point].records[example]
     maps = rec.maps[kind]                                   # (L, H, Tq, Tk)
     layer = clamp(layer, 1, maps.shape[0])
@@ -74,11 +75,12 @@ def replay_attention(replay: Replay, example: int, point: int, kind: str, layer:
 
 
 def loss_curve(replay: Replay, example: int, point: int, look: Look):
-    """Training loss and this example's reference loss at every recorded step (log x axis), current one marked."""
+    """Training loss and this example's reference loss at every recorded step (log x axis), current one
+    marked."""
     pts = [p for p in replay.points if p.step > 0]
     steps = [p.step for p in pts]
-    data = [dict(type="scatter", x=steps, y=[p.records[example].reference_loss for p in pts], mode="lines+markers",
-                 name="this example's reference (nats/piece)"),
+    data = [dict(type="scatter", x=steps, y=[p.records[example].reference_loss for p in pts],
+                 mode="lines+markers", name="this example's reference (nats/piece)"),
             dict(type="scatter", x=steps, y=[p.train_loss for p in pts], mode="lines+markers",
                  name="training loss (label-smoothed)")]
     cur = replay.points[point]
@@ -86,7 +88,8 @@ def loss_curve(replay: Replay, example: int, point: int, look: Look):
     if cur.step > 0:
         shapes.append(dict(type="line", x0=cur.step, x1=cur.step, yref="paper", y0=0, y1=1,
                            line=dict(color="#d55e00", width=3, dash="dot")))
-    layout = dict(xaxis=dict(type="log", dtick=1, title=dict(text="training step (log scale)")),   # 10, 100, 1000…
+    # 10, 100, 1000…
+    layout = dict(xaxis=dict(type="log", dtick=1, title=dict(text="training step (log scale)")),
                   yaxis=dict(title=dict(text="cross-entropy"), rangemode="tozero"),
                   legend=dict(orientation="h", y=-0.3), shapes=shapes)
     title, height = "Loss as training went on", 320 + 4 * look.font
@@ -98,12 +101,15 @@ def loss_curve(replay: Replay, example: int, point: int, look: Look):
 
 def learning_view(replay: Optional[Replay], example: int, point: int, kind: str, layer: int, head, look: Look,
                   own_scale: bool = False):
-    """Info HTML, attention figure and loss figure; `point` is 1-based (the slider); `own_scale`: the map's colours
-    over its own range instead of 0–1 (replay_attention)."""
+    """Info HTML, attention figure and loss figure; `point` is 1-based (the slider); `own_scale`: the map's
+    colours over its own range instead of 0–1 (replay_attention)."""
     if replay is None or not replay.points:
-        msg = "This checkpoint has no training replay (replay.npz): train with python -m transformer.cli.train."
-        return f"<div class='note'>{msg}</div>", figure.empty_figure(msg, look.dark), figure.empty_figure("", look.dark)
+        msg = ("This checkpoint has no training replay (replay.npz): train with python -m "
+               "transformer.cli.train.")
+        return (f"<div class='note'>{msg}</div>", figure.empty_figure(msg, look.dark),
+                figure.empty_figure("", look.dark))
     example = clamp(example, 0, len(replay.examples) - 1)
     point = clamp(point, 1, len(replay.points)) - 1
-    return (replay_info_html(replay, example, point), replay_attention(replay, example, point, kind, layer, head, look, own_scale),
+    return (replay_info_html(replay, example, point),
+            replay_attention(replay, example, point, kind, layer, head, look, own_scale),
             loss_curve(replay, example, point, look))

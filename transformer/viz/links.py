@@ -20,8 +20,10 @@ LINK_KEYS = ("text", "tab", "step", "kind", "layer", "head", "mode", "scale", "c
              "knockout", "method", "rank", "b", "at", "piece")   # the last six: Knock it out's (causal.py)
 MODES = ("head", "mean", "rollout")     # the explorer's "Show": one head, the mean over heads, rollout
 MEAN = "mean"
-# Links made before the Compare view's English → French companions went (their variant=, now the toy run's choice=)
-OLD_VARIANTS = {"learned-positions": "positions", "no-scaling": "scale", "pre-norm": "norm", "one-head": "heads"}
+# Links made before the Compare view's English → French companions went (their variant=, now the toy run's
+# choice=)
+OLD_VARIANTS = {"learned-positions": "positions", "no-scaling": "scale", "pre-norm": "norm",
+                "one-head": "heads"}
 
 
 @dataclass(frozen=True)
@@ -76,35 +78,42 @@ def parse_query(params: Mapping[str, str], tabs: Sequence[str], default_text: st
         if get(key):
             values[key] = _positive_int(get(key))
             if values[key] is None:
-                notes.append(f"The link's {key}={get(key)[:40]} is not a number from 1 up: using the default.")
+                notes.append(f"The link's {key}={get(key)[:40]} is not a number from 1 up: using the "
+                             f"default.")
     kind = get("kind").lower() or None
     if kind is not None and kind not in KINDS:
-        notes.append(f"The link's kind={get('kind')[:40]} is not one of {', '.join(KINDS)}: using the default.")
+        notes.append(f"The link's kind={get('kind')[:40]} is not one of {', '.join(KINDS)}: using the "
+                     f"default.")
         kind = None
     head = get("head").lower() or None
     if head is not None and not (head.startswith(MEAN) or _positive_int(head)):
-        notes.append(f"The link's head={get('head')[:40]} is neither 'mean' nor a head number: using the default.")
+        notes.append(f"The link's head={get('head')[:40]} is neither 'mean' nor a head number: using the "
+                     f"default.")
         head = None
     head = MEAN if head and head.startswith(MEAN) else (str(_positive_int(head)) if head else None)
     mode = get("mode").lower() or None
     if mode is not None and mode not in MODES:
-        notes.append(f"The link's mode={get('mode')[:40]} is not one of {', '.join(MODES)}: using the default.")
+        notes.append(f"The link's mode={get('mode')[:40]} is not one of {', '.join(MODES)}: using the "
+                     f"default.")
         mode = None
-    scale = next((s for s in COLORSCALES if s.lower() == get("scale").lower()), None) if get("scale") else None
+    scale = (next((s for s in COLORSCALES if s.lower() == get("scale").lower()), None) if get("scale")
+             else None)
     if get("scale") and scale is None:
-        notes.append(f"The link's scale={get('scale')[:40]} is not one of {', '.join(COLORSCALES)}: using the default.")
+        notes.append(f"The link's scale={get('scale')[:40]} is not one of {', '.join(COLORSCALES)}: using "
+                     f"the default.")
     choice = get("choice").lower() or OLD_VARIANTS.get(get("variant").lower()) or None
     if choice is not None and choice not in TOY_CHOICES:
         notes.append(f"The link's choice={get('choice')[:40]} is not one of {', '.join(TOY_CHOICES)}: "
                      "using the default.")
         choice = None
     causal, more = causal_query(get)
-    return ViewQuery(text or default_text, tab, values.get("step"), kind, values.get("layer"), head, mode, scale,
-                     choice, **causal), notes + more
+    return ViewQuery(text or default_text, tab, values.get("step"), kind, values.get("layer"), head, mode,
+                     scale, choice, **causal), notes + more
 
 
 def causal_query(get) -> tuple[dict, list[str]]:
-    """Knock it out's values, each checked (a part list as causal.parse_parts reads it); notes for the wrong ones."""
+    """Knock it out's values, each checked (a part list as causal.parse_parts reads it); notes for the wrong
+    ones."""
     out, notes = {}, []
     if get("method"):
         out["method"] = get("method").lower() if get("method").lower() in METHODS else None

@@ -13,14 +13,12 @@ from typing import Optional, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-
-from ..config import CELL_VALUES_MAX_PIECES
-from .style import MASK_COLOR, QUERY_OUTLINE
-from .analysis import HeadSteps
-from .figure import (DEFAULT_SCALE, GRID_UNITS, SCORE_SCALE, cat_ticks, colorscale_for, esc, esc_all, f32, fast_figure,
-                     grow, heatmap_height, label_room, mask_color, mask_hatch, numbered, thousandths, ticks, top_margin)
+from .figure import (DEFAULT_SCALE, GRID_UNITS, cat_ticks, colorscale_for, esc, esc_all, f32,
+                     fast_figure, grow, heatmap_height, label_room, mask_color, mask_hatch, numbered,
+                     thousandths, ticks, top_margin)
 from .narrow import CHAR_EM, LINE_EM, NARROW_WIDTH
 from .presenter import presenter, smaller
+
 
 def grid_cells(z: np.ndarray, masked: Optional[np.ndarray]) -> list[dict]:
     """A small multiple's cells as heatmap traces (drawn in this order, the same colours), by position from 1:
@@ -43,7 +41,8 @@ def grid_cells(z: np.ndarray, masked: Optional[np.ndarray]) -> list[dict]:
     frame = peak.copy()
     frame[0, :] = frame[:, 0] = True
     rows, cols = np.nonzero(frame)
-    return [base, dict(z=t[rows, cols].astype(np.uint16), x=(cols + 1).astype(index), y=(rows + 1).astype(index))]
+    return [base,
+            dict(z=t[rows, cols].astype(np.uint16), x=(cols + 1).astype(index), y=(rows + 1).astype(index))]
 
 
 def attention_heatmap(
@@ -71,10 +70,13 @@ def attention_heatmap(
     q, k = numbered(query_labels), numbered(key_labels)
     bar_title = value_name + ("<br>▨ = masked" if masked is not None and masked.any() else "")
     heat = dict(type="heatmap", z=f32(z, 4), x=k, y=q, colorscale=colorscale_for(colorscale, dark), zmin=zmin,
-                zmax=zmax, hoverongaps=False, hovertemplate=f"query %{{y}} · key %{{x}}: %{{z:.3f}}<extra>{value_name}</extra>",
+                zmax=zmax, hoverongaps=False,
+                hovertemplate=f"query %{{y}} · key %{{x}}: %{{z:.3f}}<extra>{value_name}</extra>",
                 colorbar=dict(title=dict(text=bar_title), thickness=14), xgap=1, ygap=1)
-    layout = dict(xaxis=dict(title=dict(text=xaxis_title), side="bottom", tickangle=-45, showgrid=False, **cat_ticks(k)),
-                  yaxis=dict(title=dict(text=yaxis_title), autorange="reversed", showgrid=False, **cat_ticks(q)))
+    layout = dict(xaxis=dict(title=dict(text=xaxis_title), side="bottom", tickangle=-45, showgrid=False,
+                             **cat_ticks(k)),
+                  yaxis=dict(title=dict(text=yaxis_title), autorange="reversed", showgrid=False,
+                             **cat_ticks(q)))
     if masked is not None and masked.any():
         layout["plot_bgcolor"] = mask_color(colorscale)
         layout["shapes"] = [mask_hatch(Tq, Tk)]
@@ -91,8 +93,8 @@ def grid_axes(n: int, x0: float, y1: float, w: float, h: float) -> dict:
 
 
 def grid_label(text: str, x: float, y: float, xanchor: str, yanchor: str, font_size: int) -> dict:
-    return dict(text=text, x=x, y=y, xref="paper", yref="paper", xanchor=xanchor, yanchor=yanchor, showarrow=False,
-                font=dict(size=smaller(font_size, 1, 9)))
+    return dict(text=text, x=x, y=y, xref="paper", yref="paper", xanchor=xanchor, yanchor=yanchor,
+                showarrow=False, font=dict(size=smaller(font_size, 1, 9)))
 
 
 def attention_grid(
@@ -126,8 +128,9 @@ def attention_grid(
             n = l * H + h + 1
             head_max = float(np.rint(np.nanmax(attn[l, h]) * GRID_UNITS)) if attn[l, h].size else 1.0
             for cells in grid_cells(attn[l, h], masked):
-                trace = dict(type="heatmap", **cells, showscale=False, hoverongaps=False, xaxis=f"x{n}", yaxis=f"y{n}",
-                             hovertemplate=f"L{l + 1} H{h + 1}<br>{where}: weight %{{z}}/{GRID_UNITS}<extra></extra>")
+                trace = dict(type="heatmap", **cells, showscale=False, hoverongaps=False, xaxis=f"x{n}",
+                             yaxis=f"y{n}", hovertemplate=f"L{l + 1} H{h + 1}<br>{where}: weight "
+                                                          f"%{{z}}/{GRID_UNITS}<extra></extra>")
                 if shared_scale:
                     trace["coloraxis"] = "coloraxis"
                 else:       # both traces of a head on the head's own 0..max range, so their colours agree
@@ -136,11 +139,14 @@ def attention_grid(
             x0, y1 = h * (w + gap_x), 1 - l * (h_ + gap_y)
             layout.update(grid_axes(n, x0, y1, w, h_))
             if l == 0:      # heads named once above the top row, layers once left of each row
-                annotations.append(grid_label(f"H{h + 1}", round(x0 + w / 2, 4), 1, "center", "bottom", font_size))
+                annotations.append(grid_label(f"H{h + 1}", round(x0 + w / 2, 4), 1, "center", "bottom",
+                                              font_size))
             if h == 0:
-                annotations.append(grid_label(f"L{l + 1}", 0, round(y1 - h_ / 2, 4), "right", "middle", font_size))
+                annotations.append(grid_label(f"L{l + 1}", 0, round(y1 - h_ / 2, 4), "right", "middle",
+                                              font_size))
     layout["annotations"] = annotations
-    layout["margin"] = dict(l=10 + 2 * font_size, r=10, t=top_margin(font_size, title) + font_size, b=10)   # L/H labels
+    # L/H labels
+    layout["margin"] = dict(l=10 + 2 * font_size, r=10, t=top_margin(font_size, title) + font_size, b=10)
     if masked is not None and masked.any():
         layout["plot_bgcolor"] = mask_color(colorscale)
     if shared_scale:
@@ -157,13 +163,14 @@ def topk_bar(pieces: Sequence[str], probs: Sequence[float], chosen: int = 0, tit
     """Horizontal bars of the top-k next-token probabilities; the chosen (greedy) one highlighted."""
     labels = esc_all(pieces)
     colors = ["#E69F00" if i == chosen else "#56B4E9" for i in range(len(labels))]
-    bar = dict(type="bar", x=f32(probs, 4), y=list(range(len(labels))), orientation="h", marker=dict(color=colors),
-               text=[f"{p:.1%}" for p in probs], textposition="outside", customdata=labels,
-               hovertemplate="%{customdata}: %{x:.2%}<extra></extra>", cliponaxis=False)
+    bar = dict(type="bar", x=f32(probs, 4), y=list(range(len(labels))), orientation="h",
+               marker=dict(color=colors), text=[f"{p:.1%}" for p in probs], textposition="outside",
+               customdata=labels, hovertemplate="%{customdata}: %{x:.2%}<extra></extra>", cliponaxis=False)
     layout = dict(yaxis=dict(autorange="reversed", **ticks(pieces)),
                   xaxis=dict(range=[0, 1.15], tickformat=".0%"))   # the title says these are probabilities
     per_bar = 1.35 if presenter(font_size) else 1.8     # presenter mode: the step's two figures on one screen
-    height = top_margin(font_size, title) + int(per_bar * font_size) * max(len(labels), 3) + int(1.5 * font_size) + 20
+    height = (top_margin(font_size, title) + int(per_bar * font_size) * max(len(labels), 3)
+              + int(1.5 * font_size) + 20)
     return fast_figure([bar], layout, dark, font_size, height, title)
 
 
@@ -179,7 +186,8 @@ def source_attention_bar(src_pieces: Sequence[str], weights: Sequence[float], ti
                hovertemplate="source %{x}: %{y:.3f}<extra></extra>")
     layout = dict(xaxis=dict(tickangle=-45, **cat_ticks(x)),
                   yaxis=dict(title=dict(text="attention"), range=[0, 1], autorange=False, fixedrange=True))
-    plot = 9 * font_size if presenter(font_size) else grow(205, font_size)   # presenter: beside the top-k, on screen
+    # presenter: beside the top-k, on screen
+    plot = 9 * font_size if presenter(font_size) else grow(205, font_size)
     height = top_margin(font_size, title) + plot + label_room(x, font_size)
     return fast_figure([bar], layout, dark, font_size, height, title)
 
@@ -187,17 +195,20 @@ def source_attention_bar(src_pieces: Sequence[str], weights: Sequence[float], ti
 def cross_steps_heatmap(attn: np.ndarray, step: int, out_labels: Sequence[str], src_labels: Sequence[str],
                         title: str = "", colorscale: str = DEFAULT_SCALE, dark: bool = False,
                         font_size: int = 14) -> go.Figure:
-    """Cross-attention (T, S) of every step so far: rows 1..step drawn, later rows still empty and unnamed (the
-    pieces to come are not given away), the current row outlined, so the alignment grows as the steps advance.
-    Colour range fixed at 0–1. A long translation gets one row label per line of type, never one on another."""
+    """Cross-attention (T, S) of every step so far: rows 1..step drawn, later rows still empty and unnamed
+    (the pieces to come are not given away), the current row outlined, so the alignment grows as the steps
+    advance. Colour range fixed at 0–1. A long translation gets one row label per line of type, never one on
+    another."""
     T, S = attn.shape
     z = np.where(np.arange(T)[:, None] < step, attn, np.nan)
     q = [label if t < step else f"{t + 1} ·" for t, label in enumerate(numbered(out_labels))]
     k = numbered(src_labels)
     height = heatmap_height(T, k, font_size, bool(title), cap=1000)
-    rows_room = max(4, int((height - top_margin(font_size, title) - label_room(k, font_size)) / (1.25 * font_size)))
-    heat = dict(type="heatmap", z=f32(z, 3), x=k, y=q, colorscale=colorscale_for(colorscale, dark), zmin=0, zmax=1,
-                hoverongaps=False, xgap=1, ygap=1, colorbar=dict(title=dict(text="weight"), thickness=12),
+    rows_room = max(4, int((height - top_margin(font_size, title) - label_room(k, font_size))
+                           / (1.25 * font_size)))
+    heat = dict(type="heatmap", z=f32(z, 3), x=k, y=q, colorscale=colorscale_for(colorscale, dark), zmin=0,
+                zmax=1, hoverongaps=False, xgap=1, ygap=1,
+                colorbar=dict(title=dict(text="weight"), thickness=12),
                 hovertemplate="step %{y} · source %{x}: %{z:.3f}<extra></extra>")
     current = dict(type="rect", xref="paper", yref="y", x0=0, x1=1, y0=step - 1.5, y1=step - 0.5,
                    line=dict(color="#E69F00", width=3))
@@ -209,14 +220,15 @@ def cross_steps_heatmap(attn: np.ndarray, step: int, out_labels: Sequence[str], 
 
 
 # Short cell labels for the head summary (the table and the hover carry the full name).
-SHORT_PATTERN = {"previous token": "prev.", "next token": "next", "itself": "itself", "end of sentence": "</s>",
-                 "start token <s>": "<s>", "diagonal / monotonic": "diag.", "broad (spread out)": "broad",
-                 "mixed": "mixed", "": "–"}
+SHORT_PATTERN = {"previous token": "prev.", "next token": "next", "itself": "itself",
+                 "end of sentence": "</s>", "start token <s>": "<s>", "diagonal / monotonic": "diag.",
+                 "broad (spread out)": "broad", "mixed": "mixed", "": "–"}
 
 
-def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: str = "", value_name: str = "entropy",
-                    colorscale: str = "Cividis", dark: bool = False, font_size: int = 14,
-                    scores: Optional[np.ndarray] = None, patterns: Optional[Sequence[Sequence[str]]] = None,
+def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: str = "",
+                    value_name: str = "entropy", colorscale: str = "Cividis", dark: bool = False,
+                    font_size: int = 14, scores: Optional[np.ndarray] = None,
+                    patterns: Optional[Sequence[Sequence[str]]] = None,
                     ranks: Optional[np.ndarray] = None) -> go.Figure:
     """(L, H) values with a short label in every cell (a head's label; given patterns and scores, the
     strongest pattern's share, in brackets when it is too weak to be the label; given ranks, "#r"),
@@ -224,8 +236,8 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
     L, H = values.shape
     x, y = [f"head {h + 1}" for h in range(H)], [f"layer {l + 1}" for l in range(L)]
     full = [[esc(labels[l][h]) for h in range(H)] for l in range(L)]
-    heat = dict(type="heatmap", z=f32(values, 3), x=x, y=y, customdata=full, colorscale=colorscale, zmin=0, zmax=1,
-                colorbar=dict(title=dict(text=value_name), thickness=12), xgap=2, ygap=2,
+    heat = dict(type="heatmap", z=f32(values, 3), x=x, y=y, customdata=full, colorscale=colorscale, zmin=0,
+                zmax=1, colorbar=dict(title=dict(text=value_name), thickness=12), xgap=2, ygap=2,
                 hovertemplate="%{y}, %{x}<br>" + value_name + ": %{z:.2f}<br>%{customdata}<extra></extra>")
     size = font_size if presenter(font_size) else max(10, min(font_size, int(font_size * 7 / max(H, 1))))
     notes = []
@@ -236,14 +248,15 @@ def summary_heatmap(values: np.ndarray, labels: Sequence[Sequence[str]], title: 
                 if labels[l][h] == patterns[l][h]:
                     text += f"<br>{scores[l, h]:.0%}"
                 elif patterns[l][h]:   # too weak to be the label: its strongest pattern, in brackets
-                    text += f"<br>({esc(SHORT_PATTERN.get(patterns[l][h], patterns[l][h]))} {scores[l, h]:.0%})"
+                    text += (f"<br>({esc(SHORT_PATTERN.get(patterns[l][h], patterns[l][h]))} "
+                             f"{scores[l, h]:.0%})")
             if ranks is not None:
                 text = f"<b>#{int(ranks[l, h])}</b> " + text
             notes.append(dict(x=x[h], y=y[l], text=text, showarrow=False,
                               font=dict(size=size, color="white" if values[l, h] < 0.45 else "black")))
     layout = dict(yaxis=dict(autorange="reversed"), annotations=notes)
-    return fast_figure([heat], layout, dark, font_size, top_margin(font_size, title) + grow(56, font_size) * L + 40,
-                        title)
+    return fast_figure([heat], layout, dark, font_size,
+                       top_margin(font_size, title) + grow(56, font_size) * L + 40, title)
 
 
 def summary_heatmap_narrow(values: np.ndarray, labels: Sequence[Sequence[str]], title: str = "",
@@ -251,9 +264,9 @@ def summary_heatmap_narrow(values: np.ndarray, labels: Sequence[Sequence[str]], 
                            font_size: int = 14, scores: Optional[np.ndarray] = None,
                            patterns: Optional[Sequence[Sequence[str]]] = None,
                            ranks: Optional[np.ndarray] = None) -> go.Figure:
-    """The head summary for a phone's column: turned a quarter (a column a layer, a row a head: a model has fewer
-    layers than heads), a cell's text on lines of its own (the rank, the label, the pattern's share when it is
-    the label) in a type that fits the cell's width, and everything else in the hover a tap shows."""
+    """The head summary for a phone's column: turned a quarter (a column a layer, a row a head: a model has
+    fewer layers than heads), a cell's text on lines of its own (the rank, the label, the pattern's share when
+    it is the label) in a type that fits the cell's width, and everything else in the hover a tap shows."""
     L, H = values.shape
     x, y = [f"layer {l + 1}" for l in range(L)], [f"head {h + 1}" for h in range(H)]
     lines, hover = [[] for _ in range(H)], [[] for _ in range(H)]
@@ -271,121 +284,23 @@ def summary_heatmap_narrow(values: np.ndarray, labels: Sequence[Sequence[str]], 
             lines[h].append(cell)
             hover[h].append(f"layer {l + 1}, head {h + 1}<br>" + "<br>".join(more))
     left = 3 * CHAR_EM * font_size + 16                        # the head numbers ("H8")
-    cell_w = (NARROW_WIDTH - 20 - left) / max(L, 1) - 6          # less the gap between cells and a little room
+    # less the gap between cells and a little room
+    cell_w = (NARROW_WIDTH - 20 - left) / max(L, 1) - 6
     chars = max(len(t) for row in lines for cell in row for t in cell)
     size = int(max(9, min(font_size - 2, cell_w / (CHAR_EM * chars))))
     notes = [dict(x=x[l], y=y[h], showarrow=False, text="<br>".join(
-                      f"<b>{esc(t)}</b>" if i == 0 and ranks is not None else esc(t) for i, t in enumerate(lines[h][l])),
+                      f"<b>{esc(t)}</b>" if i == 0 and ranks is not None else esc(t)
+                      for i, t in enumerate(lines[h][l])),
                   font=dict(size=size, color="white" if values[l, h] < 0.45 else "black"))
              for h in range(H) for l in range(L)]
-    heat = dict(type="heatmap", z=f32(values.T, 3), x=x, y=y, customdata=hover, colorscale=colorscale, zmin=0, zmax=1,
-                colorbar=dict(title=dict(text=value_name), thickness=12), xgap=2, ygap=2,
+    heat = dict(type="heatmap", z=f32(values.T, 3), x=x, y=y, customdata=hover, colorscale=colorscale, zmin=0,
+                zmax=1, colorbar=dict(title=dict(text=value_name), thickness=12), xgap=2, ygap=2,
                 hovertemplate="%{customdata}<extra></extra>")
     n_lines = max(len(cell) for row in lines for cell in row)
     row_h = int(n_lines * LINE_EM * size + 12)
+    # L1, H1: as the all-heads grid
     axis = lambda cats: dict(type="category", tickmode="array", tickvals=cats, showgrid=False,   # noqa: E731
-                             ticktext=[f"{c[0].upper()}{c.split()[-1]}" for c in cats])     # L1, H1: as the all-heads grid
+                             ticktext=[f"{c[0].upper()}{c.split()[-1]}" for c in cats])
     layout = dict(xaxis=axis(x), yaxis=dict(axis(y), autorange="reversed"), annotations=notes)
     height = top_margin(font_size, title) + row_h * H + int(LINE_EM * font_size) + 30
     return fast_figure([heat], layout, dark, font_size, height, title)
-
-
-def _inside_colour_axes(lim: float, score_len: float, weight_len: float, colorscale: str, dark: bool) -> dict:
-    """Inside one head's two colour bars: the scores' (diverging, centred on 0, beside panels 1-3 from the top)
-    and the softmax weights' (0 to 1, beside panel 4 at the bottom)."""
-    return dict(coloraxis=dict(colorscale=SCORE_SCALE, cmid=0, cmin=-lim, cmax=lim,
-                               colorbar=dict(title=dict(text="score"), thickness=12, len=round(score_len, 4), y=1,
-                                             yanchor="top")),
-                coloraxis2=dict(colorscale=colorscale_for(colorscale, dark), cmin=0, cmax=1,
-                                colorbar=dict(title=dict(text="weight"), thickness=12, len=round(weight_len, 4), y=0,
-                                              yanchor="bottom")))
-
-
-def _inside_sizes(Tq: int, k: Sequence[str], font_size: int, columns: int) -> tuple[bool, int, int, int]:
-    """Inside one head's sizes: (values in the cells?, a panel's height, the room between panels, the key labels'
-    room), in px. A value at the projector's type takes two cells' room: half as many pieces get values."""
-    large = presenter(font_size)
-    values = max(Tq, len(k)) <= (CELL_VALUES_MAX_PIECES if columns == 2 and not large else CELL_VALUES_MAX_PIECES // 2)
-    row = max(12, int(1.0 * font_size))
-    if large:   # rows a label high while they fit (Plotly labels every other one past that), a value high with values
-        row = int((1.8 if values else 1.25 if max(Tq, len(k)) <= 16 else 0.85) * font_size)
-    xlab = label_room(k, font_size, 60 if columns == 2 else 90)
-    between = int(1.3 * font_size) + (xlab if columns == 1 else 0)     # stacked: every panel keeps its key labels
-    return values, row * max(Tq, 4), between, xlab
-
-
-def inside_head_figure(steps: HeadSteps, query_labels: Sequence[str], key_labels: Sequence[str], d_k: int,
-                       scaled: bool = True, title: str = "", dark: bool = False, font_size: int = 13,
-                       colorscale: str = DEFAULT_SCALE, query: Optional[int] = None, columns: int = 2) -> go.Figure:
-    """The four steps of scaled dot-product attention for one head, two by two (or one above the other,
-    ``columns=1``, for a phone's column). The three score panels share one colour range and colour bar (so
-    ÷√d_k is visibly a shrink), the softmax has its own 0–1 bar; masked cells are hatched; the row of
-    ``query`` (0-based) is outlined in every panel; short sentences get the values in the cells."""
-    causal = not steps.mask.all()
-    panels = [("1. QKᵀ (raw scores)", steps.raw, "coloraxis"),
-              (f"2. ÷ √d_k (√{d_k} = {np.sqrt(d_k):.2f})", steps.scaled, "coloraxis"),
-              ("3. mask (hatched = −∞)" if causal else "3. mask (nothing masked)",
-               steps.masked, "coloraxis"),
-              ("4. softmax" if scaled else "4. softmax WITHOUT ÷√d_k",
-               steps.softmax if scaled else steps.softmax_unscaled, "coloraxis2")]   # scaled=False: the no-scaling
-                                                                                          # model's own, or the toggle
-    q, k = numbered(query_labels), numbered(key_labels)
-    Tq, Tk = len(q), len(k)
-    values, panel, between, xlab = _inside_sizes(Tq, k, font_size, columns)
-    rows = 4 // columns
-    top = top_margin(font_size, title) + int(1.3 * font_size)
-    plot_h = rows * panel + (rows - 1) * between
-    lim = float(np.nanmax(np.abs(steps.raw))) if np.isfinite(steps.raw).any() else 1.0
-    gap, data, notes, shapes = 0.07, [], [], []
-    w = (1 - gap * (columns - 1)) / columns
-    score_len = 0.45 if columns == 2 else (2 * (panel + between) + panel) / plot_h   # beside panels 1-3
-    layout = dict(**_inside_colour_axes(lim, score_len, 0.45 if columns == 2 else panel / plot_h, colorscale, dark),
-                  margin=dict(l=10, r=10, t=top, b=xlab + 10))
-    for c, (name, z, axis) in enumerate(panels, start=1):
-        col, r = (c - 1) % columns, (c - 1) // columns
-        x0 = col * (w + gap)
-        y1 = 1 - r * (panel + between) / plot_h
-        y0 = max(0.0, y1 - panel / plot_h)
-        tr = dict(type="heatmap", z=f32(z, 3), x=k, y=q, coloraxis=axis, hoverongaps=False, xaxis=f"x{c}",
-                  yaxis=f"y{c}", xgap=1, ygap=1,
-                  hovertemplate=f"{name}<br>query %{{y}} · key %{{x}}: %{{z:.3f}}<extra></extra>")
-        if values:
-            tr.update(texttemplate="%{z:.2f}" if axis == "coloraxis2" else "%{z:.1f}",
-                      textfont=dict(size=smaller(font_size, 2, 10)))
-        data.append(tr)
-        layout[f"xaxis{c}"] = dict(domain=[round(x0, 6), round(x0 + w, 6)], anchor=f"y{c}", showgrid=False,
-                                   tickangle=-60 if columns == 2 else -90, showticklabels=columns == 1 or r == rows - 1,
-                                   **cat_ticks(k))
-        layout[f"yaxis{c}"] = dict(domain=[round(y0, 6), round(y1, 6)], anchor=f"x{c}", autorange="reversed",
-                                   showgrid=False, showticklabels=col == 0, **cat_ticks(q))
-        notes.append(dict(text=f"<b>{name}</b>", x=x0, y=y1, xref="paper", yref="paper", xanchor="left",
-                          yanchor="bottom", showarrow=False))
-        if c >= 3 and causal:
-            shapes.append(mask_hatch(Tq, Tk, f"x{c}", f"y{c}"))
-        if query is not None and 0 <= query < Tq:       # the query row the plot below follows
-            shapes.append(dict(type="rect", xref=f"x{c}", yref=f"y{c}", x0=-0.5, x1=Tk - 0.5, y0=query - 0.5,
-                               y1=query + 0.5, line=dict(color=QUERY_OUTLINE, width=2.5), layer="above"))
-    layout.update(annotations=notes, shapes=shapes)
-    if causal:
-        layout["plot_bgcolor"] = MASK_COLOR
-    return fast_figure(data, layout, dark, font_size, top + plot_h + xlab + 10, title)
-
-
-def softmax_temperature_figure(row_scaled: np.ndarray, row_unscaled_softmax: np.ndarray, row_scaled_softmax: np.ndarray,
-                               key_labels: Sequence[str], title: str = "", dark: bool = False,
-                               font_size: int = 14) -> go.Figure:
-    """One query row: softmax with and without the 1/√d_k scaling, the paper's argument in one plot."""
-    x = numbered(key_labels)
-    hover = "key %{x}: %{y:.3f}<extra>%{fullData.name}</extra>"
-    data = [dict(type="bar", x=x, y=f32(row_scaled_softmax, 4), name="softmax(QKᵀ/√d_k)", marker=dict(color="#0072B2"),
-                 hovertemplate=hover),
-            dict(type="bar", x=x, y=f32(row_unscaled_softmax, 4), name="softmax(QKᵀ) — unscaled",
-                 marker=dict(color="#D55E00"), hovertemplate=hover)]
-    room = label_room(x, font_size)
-    layout = dict(barmode="group", legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
-                  xaxis=dict(tickangle=-45, **cat_ticks(x)),
-                  yaxis=dict(title=dict(text="attention weight"), range=[0, 1.05]),
-                  margin=dict(l=10, r=10, t=top_margin(font_size, title), b=room + 2 * font_size + 10))
-    return fast_figure(data, layout, dark, font_size, grow(300, font_size) + room + 2 * font_size, title)
-
-

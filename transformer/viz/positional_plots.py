@@ -1,4 +1,5 @@
-"""The positional encoding's figures: the sinusoidal matrix, its curves, and the similarity between positions."""
+"""The positional encoding's figures: the sinusoidal matrix, its curves, and the similarity between
+positions."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -14,7 +15,8 @@ def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoid
                        dark: bool = False, font_size: int = 14) -> go.Figure:
     """The PE matrix, positions x dimensions; the input's positions marked by a box."""
     T, D = pe.shape
-    # Values as whole thousandths in int16 (as the all-heads grids): exact to 3 decimals, half the bytes of float32.
+    # Values as whole thousandths in int16 (as the all-heads grids): exact to 3 decimals, half the bytes of
+    # float32.
     heat = dict(type="heatmap", z=np.round(np.asarray(pe) * GRID_UNITS).astype(np.int16), x=list(range(D)),
                 y=list(range(T)), colorscale=SCORE_SCALE, zmid=0, zmin=-GRID_UNITS, zmax=GRID_UNITS,
                 colorbar=dict(title=dict(text="value"), thickness=12, tickmode="array",
@@ -27,7 +29,8 @@ def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoid
         layout["shapes"] = [dict(type="rect", x0=-0.5, x1=D - 0.5, y0=-0.5, y1=min(n_marked, T) - 0.5,
                                  line=dict(color="#E69F00", width=3))]
         layout["annotations"] = [dict(x=1, xref="paper", y=1, yref="paper", yanchor="bottom", xanchor="right",
-                                      text=f"outlined: your input, positions 0–{n_marked - 1} (pieces 1–{n_marked})",
+                                      text=f"outlined: your input, positions 0–{n_marked - 1} (pieces "
+                                           f"1–{n_marked})",
                                       showarrow=False, borderpad=3,
                                       bgcolor="rgba(20,20,20,0.85)" if dark else "rgba(255,255,255,0.92)",
                                       bordercolor="#E69F00", borderwidth=2,
@@ -59,7 +62,8 @@ def positional_curves(pe: np.ndarray, dims: Sequence[int], n_marked: int = 0, da
     # The legend sits below the axis title in room of its own (container coordinates), never over it.
     legend_rows = int(np.ceil(n_curves / 2))
     bottom = int(3.2 * font_size + 1.6 * font_size * legend_rows)
-    layout = dict(xaxis=dict(title=dict(text="position")), yaxis=dict(title=dict(text="PE value"), range=[-1.1, 1.1]),
+    layout = dict(xaxis=dict(title=dict(text="position")),
+                  yaxis=dict(title=dict(text="PE value"), range=[-1.1, 1.1]),
                   legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
                   margin=dict(l=10, r=10, t=top_margin(font_size, True), b=bottom))
     if n_marked:
@@ -71,14 +75,16 @@ def positional_curves(pe: np.ndarray, dims: Sequence[int], n_marked: int = 0, da
                         "Sine and cosine curves of chosen dimensions")
 
 
-def positional_similarity(pe: np.ndarray, n_marked: int = 0, dark: bool = False, font_size: int = 14) -> go.Figure:
+def positional_similarity(pe: np.ndarray, n_marked: int = 0, dark: bool = False,
+                          font_size: int = 14) -> go.Figure:
     """Dot products PE(p)·PE(q) for every pair of positions: nearby positions are similar."""
     sim = pe @ pe.T
     T = sim.shape[0]
     heat = dict(type="heatmap", z=f32(sim, 2), x=list(range(T)), y=list(range(T)), colorscale="Viridis",
                 colorbar=dict(title=dict(text="dot"), thickness=12),
                 hovertemplate="positions %{y} · %{x}: %{z:.2f}<extra></extra>")
-    layout = dict(xaxis=dict(title=dict(text="position q")), yaxis=dict(title=dict(text="position p"), autorange="reversed"))
+    layout = dict(xaxis=dict(title=dict(text="position q")),
+                  yaxis=dict(title=dict(text="position p"), autorange="reversed"))
     if n_marked:
         layout["shapes"] = [dict(type="rect", x0=-0.5, y0=-0.5, x1=n_marked - 0.5, y1=n_marked - 0.5,
                                  line=dict(color="#E69F00", width=3))]

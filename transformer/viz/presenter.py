@@ -1,17 +1,19 @@
-"""Figures for a projector (presenter mode, ``Look.large``): no text under PRESENTER_FONT, which the back row of
-a lecture room reads at 1920×1080, and piece axes labelled as their length allows. Plain dicts only (no Plotly).
+"""Figures for a projector (presenter mode, ``Look.large``): no text under PRESENTER_FONT, which the back row
+of a lecture room reads at 1920×1080, and piece axes labelled as their length allows. Plain dicts only (no
+Plotly).
 
-Each figure sizes itself for the larger type (transformer/viz/plots.py and the others: heights, margins, panels);
-``for_large`` then makes the guarantee whole for every figure built by ``figure.fast_figure``:
+Each figure sizes itself for the larger type (transformer/viz/plots.py and the others: heights, margins,
+panels); ``for_large`` then makes the guarantee whole for every figure built by ``figure.fast_figure``:
 
 - every font size a figure sets (titles, annotations, cell values, a small multiple's labels, colour bars) is
   raised to PRESENTER_FONT, hover labels aside (read up close, by whoever holds the mouse);
-- a title longer than a half-width figure holds is wrapped onto lines (the figure grows by them), and so is a y
-  axis's title longer than its plot is high;
-- axes of pieces (categories given as a list of labels) are labelled by Plotly itself, as many as fit the axis's
-  length at that size (a label every 1.2 × the type size at least): a half-width figure labels every other piece,
-  the same figure full screen every one, and no label overprints another; the x axis's labels lie level when they
-  fit, else turned 45° or upright, as they need; each keeps its whole piece (cut only at normal size);
+- a title longer than a half-width figure holds is wrapped onto lines (the figure grows by them), and so is a
+  y axis's title longer than its plot is high;
+- axes of pieces (categories given as a list of labels) are labelled by Plotly itself, as many as fit the
+  axis's length at that size (a label every 1.2 × the type size at least): a half-width figure labels every
+  other piece, the same figure full screen every one, and no label overprints another; the x axis's labels lie
+  level when they fit, else turned 45° or upright, as they need; each keeps its whole piece (cut only at
+  normal size);
 - a bar's value is written at the type size, never shrunk by Plotly to fit its bar; a colour bar's name is
   written along it (above it, the top value's label would touch it).
 """
@@ -26,8 +28,8 @@ from .style import PRESENTER_FONT
 FONT_KEYS = ("font", "tickfont", "textfont", "insidetextfont", "outsidetextfont")
 X_ANGLES = [0, -45, -90]      # the x axis's labels: level if they fit, else the first angle at which they do
 CHAR_EM = 0.6                 # a character's width, in ems of the figures' sans-serif (wide, to be safe)
-TITLE_CHARS = 52              # a title's line in a half-width figure at 1920 px (~15 px a character at 29 px), with
-                              # the full-screen button beside it
+TITLE_CHARS = 52              # a title's line in a half-width figure at 1920 px (~15 px a character at 29
+                              # px), with the full-screen button beside it
 
 
 def presenter(font_size: int) -> bool:
@@ -36,8 +38,8 @@ def presenter(font_size: int) -> bool:
 
 
 def smaller(font_size: int, by: int = 1, least: int = 9) -> int:
-    """A secondary text's size (a cell's value, a small multiple's name): `by` px under the figure's type and at
-    least `least`; in presenter mode the type itself, the least that the back of a room reads."""
+    """A secondary text's size (a cell's value, a small multiple's name): `by` px under the figure's type and
+    at least `least`; in presenter mode the type itself, the least that the back of a room reads."""
     return font_size if presenter(font_size) else max(least, font_size - by)
 
 
@@ -76,8 +78,8 @@ def _balanced(text: str, width: int) -> list[str]:
 
 
 def _wrap_title(layout: dict) -> None:
-    """A long title on lines of TITLE_CHARS (a half-width figure would cut it at the right); the figure grows by
-    the lines added, so its plot keeps its height."""
+    """A long title on lines of TITLE_CHARS (a half-width figure would cut it at the right); the figure grows
+    by the lines added, so its plot keeps its height."""
     title = layout.get("title")
     text = title.get("text") if isinstance(title, dict) else None
     if not text or all(_shown(part) <= TITLE_CHARS for part in text.split("<br>")):
@@ -88,9 +90,10 @@ def _wrap_title(layout: dict) -> None:
         return
     size = (title.get("font") or {}).get("size") or (layout.get("font") or {}).get("size") or PRESENTER_FONT
     extra = int((len(lines) - len(parts)) * 1.3 * size)
-    # from the top down (Plotly centres a title's first line in the top margin and writes the next ones below it,
-    # over the plot); Plotly anchors a title of several lines 0.7 em higher than a title of one
-    title.update(text="<br>".join(lines), y=1, yref="container", yanchor="top", pad=dict(t=8 + round(0.7 * size)))
+    # from the top down (Plotly centres a title's first line in the top margin and writes the next ones below
+    # it, over the plot); Plotly anchors a title of several lines 0.7 em higher than a title of one
+    title.update(text="<br>".join(lines), y=1, yref="container", yanchor="top",
+                 pad=dict(t=8 + round(0.7 * size)))
     margin = layout.setdefault("margin", {})
     margin["t"] = margin.get("t", 0) + extra
     if layout.get("height"):
@@ -98,13 +101,14 @@ def _wrap_title(layout: dict) -> None:
 
 
 def _fit_axis_titles(layout: dict, font: int) -> None:
-    """A y axis's title longer than its plot is high, wrapped onto lines that fit (Plotly draws an axis title at
-    1.2 × the type, on one line unless told otherwise; turned upright, it would overprint the title above and the
-    labels below)."""
+    """A y axis's title longer than its plot is high, wrapped onto lines that fit (Plotly draws an axis title
+    at 1.2 × the type, on one line unless told otherwise; turned upright, it would overprint the title above
+    and the labels below)."""
     height, margin = layout.get("height"), layout.get("margin") or {}
     if not height:
         return
-    plot = height - margin.get("t", 0) - max(margin.get("b", 0), 3 * font + 10)   # the x axis's labels and title
+    # the x axis's labels and title
+    plot = height - margin.get("t", 0) - max(margin.get("b", 0), 3 * font + 10)
     for key, axis in layout.items():
         title = axis.get("title") if key.startswith("yaxis") and isinstance(axis, dict) else None
         text = title.get("text") if isinstance(title, dict) else None
@@ -150,9 +154,9 @@ def _colorbars(data: list, layout: dict) -> list:
 
 
 def legend_below(layout: dict, font_size: int, top: int, plot: int, under: int, rows: int) -> int:
-    """A legend's `rows` lines under everything, in room of their own (container coordinates), below `under` px of
-    tick labels and axis title (where a legend placed below the plot in its own coordinates would overprint them
-    at this type); returns the figure's height for a plot `plot` px high."""
+    """A legend's `rows` lines under everything, in room of their own (container coordinates), below `under`
+    px of tick labels and axis title (where a legend placed below the plot in its own coordinates would
+    overprint them at this type); returns the figure's height for a plot `plot` px high."""
     bottom = under + int(rows * 1.6 * font_size) + 10
     layout.update(legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
                   margin=dict(l=10, r=10, t=top, b=bottom))

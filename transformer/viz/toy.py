@@ -1,11 +1,12 @@
-"""Design choices trained live (``transformer/training/toy.py``): the two models' loss curves, what the choice is
-about (accuracy by length, the softmax's entropy and the gradient through it, accuracy on fresh strings), one
-attention map each on one colour scale, and the paragraph that says what the paper says, what the run shows and what to take
-from it. Reads a snapshot's plain data (``Snapshot.to_dict``) only; imports neither torch nor gradio.
+"""Design choices trained live (``transformer/training/toy.py``): the two models' loss curves, what the choice
+is about (accuracy by length, the softmax's entropy and the gradient through it, accuracy on fresh strings),
+one attention map each on one colour scale, and the paragraph that says what the paper says, what the run
+shows and what to take from it. Reads a snapshot's plain data (``Snapshot.to_dict``) only; imports neither
+torch nor gradio.
 
-The words that state the run's outcome are built from its numbers (``outcome``), so a caption never contradicts
-its figure; ``EFFECTS`` holds, per choice, the direction the paper's side should win by and the margin the tests
-check on the shipped seed.
+The words that state the run's outcome are built from its numbers (``outcome``), so a caption never
+contradicts its figure; ``EFFECTS`` holds, per choice, the direction the paper's side should win by and the
+margin the tests check on the shipped seed.
 """
 from __future__ import annotations
 
@@ -25,44 +26,47 @@ def legend(corner: str = "top") -> dict:
 
 PARAGRAPHS = {   # name -> (what the paper says, what to take from it); the run's own outcome goes between
     "positions": ("Section 3.5 adds a fixed sinusoid to each position and reports that learned positional "
-                  "embeddings gave nearly identical results (Table 3, row E), choosing the sinusoids because they "
-                  "\"may allow the model to extrapolate to sequence lengths longer than the ones encountered "
-                  "during training\". Both models copy digit strings, trained on lengths 3–8 and tested up to 12.",
-                  "Within the trained lengths the two are alike, as the paper found. Past the longest trained "
-                  "length both fall: the learned table has no trained vector for those positions, and the "
-                  "sinusoids, though defined there, do not carry the model far either. Extrapolating to longer "
-                  "inputs needs more than the form of the position signal: later work such as ALiBi (Press et al. "
-                  "2022) was made for it."),
+                  "embeddings gave nearly identical results (Table 3, row E), choosing the sinusoids because "
+                  "they \"may allow the model to extrapolate to sequence lengths longer than the ones "
+                  "encountered during training\". Both models copy digit strings, trained on lengths 3–8 and "
+                  "tested up to 12.",
+                  "Within the trained lengths the two are alike, as the paper found. Past the longest "
+                  "trained length both fall: the learned table has no trained vector for those positions, "
+                  "and the sinusoids, though defined there, do not carry the model far either. Extrapolating "
+                  "to longer inputs needs more than the form of the position signal: later work such as "
+                  "ALiBi (Press et al. 2022) was made for it."),
     "scale": ("Section 3.2.1: \"We suspect that for large values of d_k, the dot products grow large in "
-              "magnitude, pushing the softmax function into regions where it has extremely small gradients. To "
-              "counteract this effect, we scale the dot products by 1/√d_k.\" Both models (one head of d_k = 256) "
-              "learn to reverse digit strings.",
-              "Without the scaling the softmax starts far more peaked than with it and ends saturated: each row "
-              "puts nearly all its weight on one piece (entropy near 0), the gradient passing back through it "
-              "(∂loss/∂scores) is several times smaller, and learning stalls; divided by √d_k the scores start "
-              "near unit size and the model learns. The run bears out the paper's suspicion."),
-    "norm": ("The paper puts LayerNorm after each residual addition (post-norm) and trains with 4,000 warm-up "
-             "steps. Xiong et al. (2020, \"On Layer Normalization in the Transformer Architecture\") showed that "
-             "post-norm needs that warm-up and that pre-norm, LayerNorm inside the residual branch, trains without "
-             "it. Both models (4 + 4 layers) reverse digit strings at a learning rate of 0.01 from the first step.",
-             "With no warm-up at this rate post-norm collapses: its attention goes uniform, almost no gradient "
-             "passes back through its softmax, and its loss stays at a guess's (ln 11 ≈ 2.40, one of 10 digits "
-             "and </s>); pre-norm keeps an identity path through every layer and learns."),
+              "magnitude, pushing the softmax function into regions where it has extremely small gradients. "
+              "To counteract this effect, we scale the dot products by 1/√d_k.\" Both models (one head of "
+              "d_k = 256) learn to reverse digit strings.",
+              "Without the scaling the softmax starts far more peaked than with it and ends saturated: each "
+              "row puts nearly all its weight on one piece (entropy near 0), the gradient passing back "
+              "through it (∂loss/∂scores) is several times smaller, and learning stalls; divided by √d_k the "
+              "scores start near unit size and the model learns. The run bears out the paper's suspicion."),
+    "norm": ("The paper puts LayerNorm after each residual addition (post-norm) and trains with 4,000 "
+             "warm-up steps. Xiong et al. (2020, \"On Layer Normalization in the Transformer Architecture\") "
+             "showed that post-norm needs that warm-up and that pre-norm, LayerNorm inside the residual "
+             "branch, trains without it. Both models (4 + 4 layers) reverse digit strings at a learning rate "
+             "of 0.01 from the first step.",
+             "With no warm-up at this rate post-norm collapses: its attention goes uniform, almost no "
+             "gradient passes back through its softmax, and its loss stays at a guess's (ln 11 ≈ 2.40, one "
+             "of 10 digits and </s>); pre-norm keeps an identity path through every layer and learns."),
     "heads": ("Section 3.2.2: \"Multi-head attention allows the model to jointly attend to information from "
               "different representation subspaces at different positions. With a single attention head, "
-              "averaging inhibits this.\" Each output digit is the difference of two neighbouring input digits, "
-              "so each step needs two positions at once; both models have one layer a side and the same width.",
-              "Four heads can read the two neighbours side by side; one head reads one place per step, so it must "
-              "first bring each digit's neighbour into that place through the encoder's self-attention, a two-step "
-              "circuit it finds much later (the longer run shows it gets there). Table 3 (rows A) shows the cost "
-              "in translation: one head is 0.9 BLEU worse than eight."),
-    "nopos": ("Section 3.5: \"Since our model contains no recurrence and no convolution, in order for the model to "
-              "make use of the order of the sequence, we must inject some information about the relative or "
-              "absolute position of the tokens in the sequence.\" Beyond the paper: the same model with no "
-              "positional encoding at all, asked to reverse digit strings.",
-              "Without positions self-attention sees the input as a bag of digits: the encoder cannot tell the "
-              "first from the last, and reversing, which depends only on order, fails; with the sinusoids it is "
-              "learned within the run."),
+              "averaging inhibits this.\" Each output digit is the difference of two neighbouring input "
+              "digits, so each step needs two positions at once; both models have one layer a side and the "
+              "same width.",
+              "Four heads can read the two neighbours side by side; one head reads one place per step, so it "
+              "must first bring each digit's neighbour into that place through the encoder's self-attention, "
+              "a two-step circuit it finds much later (the longer run shows it gets there). Table 3 (rows A) "
+              "shows the cost in translation: one head is 0.9 BLEU worse than eight."),
+    "nopos": ("Section 3.5: \"Since our model contains no recurrence and no convolution, in order for the "
+              "model to make use of the order of the sequence, we must inject some information about the "
+              "relative or absolute position of the tokens in the sequence.\" Beyond the paper: the same "
+              "model with no positional encoding at all, asked to reverse digit strings.",
+              "Without positions self-attention sees the input as a bag of digits: the encoder cannot tell "
+              "the first from the last, and reversing, which depends only on order, fails; with the "
+              "sinusoids it is learned within the run."),
 }
 
 
@@ -85,7 +89,8 @@ def loss_figure(snap: dict, dark: bool, font_size: int):
     data = []
     for s, colour in (("a", A_COLOUR), ("b", B_COLOUR)):
         side = _side(snap, s)
-        data.append(dict(type="scatter", mode="lines+markers", name=esc(snap[f"{s}_label"]), x=_steps(snap, len(side["loss"])),
+        data.append(dict(type="scatter", mode="lines+markers", name=esc(snap[f"{s}_label"]),
+                         x=_steps(snap, len(side["loss"])),
                          y=[None if not np.isfinite(v) else round(v, 4) for v in side["loss"]],
                          line=dict(color=colour, width=3), marker=dict(size=5),
                          hovertemplate="step %{x}: loss %{y:.3f}<extra>%{fullData.name}</extra>"))
@@ -110,7 +115,8 @@ def choice_figure(snap: dict, dark: bool, font_size: int):
     layout = dict(xaxis=dict(title=dict(text="training step"), range=[0, snap["steps"]]),
                   yaxis=dict(title=dict(text="fresh strings right"), range=[0, 1.05], tickformat=".0%"),
                   legend=legend("bottom"))
-    return fast_figure(data, layout, dark, font_size, grow(340, font_size), "Fresh random strings fully right")
+    return fast_figure(data, layout, dark, font_size, grow(340, font_size),
+                       "Fresh random strings fully right")
 
 
 def _by_length(snap: dict, dark: bool, font_size: int):
@@ -120,9 +126,11 @@ def _by_length(snap: dict, dark: bool, font_size: int):
         by = snap[s]["by_length"]
         lengths = sorted(int(k) for k in by)
         data.append(dict(type="bar", name=esc(snap[f"{s}_label"]), x=lengths, y=[by[str(n)] for n in lengths],
-                         marker=dict(color=c), hovertemplate="length %{x}: %{y:.0%} right<extra>%{fullData.name}</extra>"))
-    shapes = [dict(type="rect", xref="x", yref="paper", x0=hi + 0.5, x1=max(int(k) for k in snap["a"]["by_length"]) + 0.5,
-                   y0=0, y1=1, fillcolor="rgba(128,128,128,0.15)", line=dict(width=0), layer="below")]
+                         marker=dict(color=c),
+                         hovertemplate="length %{x}: %{y:.0%} right<extra>%{fullData.name}</extra>"))
+    shapes = [dict(type="rect", xref="x", yref="paper", x0=hi + 0.5,
+                   x1=max(int(k) for k in snap["a"]["by_length"]) + 0.5, y0=0, y1=1,
+                   fillcolor="rgba(128,128,128,0.15)", line=dict(width=0), layer="below")]
     layout = dict(barmode="group", shapes=shapes,
                   xaxis=dict(title=dict(text=f"length (trained: {lo}–{hi})"), dtick=1),
                   yaxis=dict(title=dict(text="strings fully right"), range=[0, 1.05], tickformat=".0%"),
@@ -135,18 +143,22 @@ def _entropy_and_gradient(snap: dict, dark: bool, font_size: int):
     data = []
     for s, c in (("a", A_COLOUR), ("b", B_COLOUR)):
         side, x = snap[s], _steps(snap, len(snap[s]["entropy"]))
-        data.append(dict(type="scatter", mode="lines", name=esc(snap[f"{s}_label"]) + ": softmax entropy", x=x,
-                         y=[round(v, 4) for v in side["entropy"]], line=dict(color=c, width=3),
+        data.append(dict(type="scatter", mode="lines", name=esc(snap[f"{s}_label"]) + ": softmax entropy",
+                         x=x, y=[round(v, 4) for v in side["entropy"]], line=dict(color=c, width=3),
                          hovertemplate="step %{x}: entropy %{y:.2f}<extra>%{fullData.name}</extra>"))
-        data.append(dict(type="scatter", mode="lines", name=esc(snap[f"{s}_label"]) + ": gradient through it", x=x[1:],
-                         y=list(side["grad_norm"][1:]), yaxis="y2", line=dict(color=c, width=2, dash="dot"),
-                         hovertemplate="step %{x}: gradient through the softmax %{y:.3g}<extra>%{fullData.name}</extra>"))
+        data.append(dict(type="scatter", mode="lines", name=esc(snap[f"{s}_label"]) + ": gradient through it",
+                         x=x[1:], y=list(side["grad_norm"][1:]), yaxis="y2",
+                         line=dict(color=c, width=2, dash="dot"),
+                         hovertemplate="step %{x}: gradient through the softmax "
+                                       "%{y:.3g}<extra>%{fullData.name}</extra>"))
     layout = dict(xaxis=dict(title=dict(text="training step"), range=[0, snap["steps"]], anchor="y2"),
                   yaxis=dict(title=dict(text="entropy"), range=[0, 1.05], domain=[0.58, 1], anchor="x"),
-                  yaxis2=dict(title=dict(text="∂loss/∂scores"), domain=[0, 0.42], type="log", dtick=1, anchor="x"),
+                  yaxis2=dict(title=dict(text="∂loss/∂scores"), domain=[0, 0.42], type="log", dtick=1,
+                              anchor="x"),
                   legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"))
     return fast_figure(data, layout, dark, font_size, grow(520, font_size),
-                       "The encoder's softmax: its entropy (solid) and the gradient through it (dotted, log scale)")
+                       "The encoder's softmax: its entropy (solid) and the gradient through it (dotted, log "
+                       "scale)")
 
 
 def attention_figure(snap: dict, dark: bool, font_size: int, colorscale="Viridis", narrow: bool = False):
@@ -160,20 +172,25 @@ def attention_figure(snap: dict, dark: bool, font_size: int, colorscale="Viridis
         z = np.asarray(snap[s]["attention"], dtype=float)
         if z.size == 0:
             continue
-        data.append(dict(type="heatmap", z=np.round(z, 3).tolist(), x=list(range(len(x))), y=list(range(len(y))),
-                         xaxis=f"x{i + 1 if i else ''}", yaxis=f"y{i + 1 if i else ''}", zmin=0, zmax=1,
-                         colorscale=colorscale, showscale=i == 1, xgap=1, ygap=1,
+        data.append(dict(type="heatmap", z=np.round(z, 3).tolist(), x=list(range(len(x))),
+                         y=list(range(len(y))), xaxis=f"x{i + 1 if i else ''}",
+                         yaxis=f"y{i + 1 if i else ''}", zmin=0, zmax=1, colorscale=colorscale,
+                         showscale=i == 1, xgap=1, ygap=1,
                          hovertemplate="writing %{y}, reading %{x}: %{z:.2f}<extra></extra>"))
     ticks = dict(tickmode="array", tickvals=list(range(len(x))), ticktext=x, automargin=False)
-    yticks = dict(tickmode="array", tickvals=list(range(len(y))), ticktext=y, autorange="reversed", automargin=False)
-    # (margins set here: Plotly's automargin with a second x axis that starts mid-figure pushed the first aside)
+    yticks = dict(tickmode="array", tickvals=list(range(len(y))), ticktext=y, autorange="reversed",
+                  automargin=False)
+    # (margins set here: Plotly's automargin with a second x axis that starts mid-figure pushed the first
+    # aside)
     titles = [dict(text=esc(snap[f"{s}_label"]) + ": source digit") for s in ("a", "b")]
     if narrow:     # stacked: each map the column's width, its digits level and every one shown
         gap = 3.2 * font_size / grow(720, font_size)
         layout = dict(xaxis=dict(domain=[0, 1], anchor="y", title=titles[0], **ticks),
                       xaxis2=dict(domain=[0, 1], anchor="y2", title=titles[1], **ticks),
-                      yaxis=dict(domain=[0.5 + gap, 1], anchor="x", title=dict(text="digit written"), **yticks),
-                      yaxis2=dict(domain=[0, 0.5 - gap], anchor="x2", title=dict(text="digit written"), **yticks),
+                      yaxis=dict(domain=[0.5 + gap, 1], anchor="x", title=dict(text="digit written"),
+                                 **yticks),
+                      yaxis2=dict(domain=[0, 0.5 - gap], anchor="x2", title=dict(text="digit written"),
+                                  **yticks),
                       margin=dict(l=int(3.6 * font_size), r=int(font_size), b=int(5.8 * font_size),
                                   t=int(4.2 * font_size)))
         height = grow(720, font_size)
@@ -196,8 +213,8 @@ def _mean_lengths(snap: dict, s: str, lo: int, hi: int) -> Optional[float]:
 
 
 def _trained_and_past(snap: dict, s: str) -> tuple[float, float]:
-    """Accuracy on fresh strings of the trained lengths, and of lengths at least two past the longest trained one
-    (NaN where the run has none: no claim about them holds)."""
+    """Accuracy on fresh strings of the trained lengths, and of lengths at least two past the longest trained
+    one (NaN where the run has none: no claim about them holds)."""
     lo, hi = snap["train_lengths"]
     inside, past = _mean_lengths(snap, s, lo, hi), _mean_lengths(snap, s, hi + 2, 10 ** 6)
     return (float("nan") if inside is None else inside), (float("nan") if past is None else past)
@@ -211,19 +228,21 @@ def outcome(snap: dict) -> str:
     if snap["choice"] == "positions":
         lo, hi = snap["train_lengths"]
         (in_a, past_a), (in_b, past_b) = _trained_and_past(snap, "a"), _trained_and_past(snap, "b")
-        at9_a, at9_b = snap["a"]["by_length"].get(str(hi + 1), 0.0), snap["b"]["by_length"].get(str(hi + 1), 0.0)
+        at9_a, at9_b = (snap["a"]["by_length"].get(str(hi + 1), 0.0),
+                        snap["b"]["by_length"].get(str(hi + 1), 0.0))
         return (f"{at}: on the trained lengths {lo}–{hi}, {a} {in_a:.0%} and {b} {in_b:.0%} of the fresh "
-                f"strings right; at length {hi + 1}, {a} {at9_a:.0%} and {b} {at9_b:.0%}; from {hi + 2} on, {a} "
-                f"{past_a:.0%} and {b} {past_b:.0%}.")
+                f"strings right; at length {hi + 1}, {a} {at9_a:.0%} and {b} {at9_b:.0%}; from {hi + 2} on, "
+                f"{a} {past_a:.0%} and {b} {past_b:.0%}.")
     if snap["choice"] == "scale":
         ea, eb = snap["a"]["entropy"][-1], snap["b"]["entropy"][-1]
         ga, gb = float(np.median(snap["a"]["grad_norm"][1:])), float(np.median(snap["b"]["grad_norm"][1:]))
         return (f"{at}: the encoder's softmax entropy {a} {ea:.2f}, {b} {eb:.2f} (at the start "
-                f"{snap['a']['entropy'][0]:.2f} and {snap['b']['entropy'][0]:.2f}); the median gradient through "
-                f"the softmax {ga:.2g} and {gb:.2g}; fresh strings right: {a} {acc_a:.0%}, "
+                f"{snap['a']['entropy'][0]:.2f} and {snap['b']['entropy'][0]:.2f}); the median gradient "
+                f"through the softmax {ga:.2g} and {gb:.2g}; fresh strings right: {a} {acc_a:.0%}, "
                 f"{b} {acc_b:.0%}.")
     la, lb = snap["a"]["loss"][-1], snap["b"]["loss"][-1]
-    out = f"{at}: training loss {a} {la:.2f}, {b} {lb:.2f}; fresh strings right: {a} {acc_a:.0%}, {b} {acc_b:.0%}"
+    out = (f"{at}: training loss {a} {la:.2f}, {b} {lb:.2f}; fresh strings right: {a} {acc_a:.0%}, {b} "
+           f"{acc_b:.0%}")
     if snap["choice"] == "heads":
         sa, sb = first_step(snap, "a"), first_step(snap, "b")
         said = lambda n: f"at step {n}" if n is not None else "not yet"          # noqa: E731
@@ -237,11 +256,13 @@ def paragraph(snap: dict) -> str:
     return f"**The paper.** {paper}\n\n**This run.** {outcome(snap)}\n\n**Take from it.** {take}"
 
 
-# name -> what the tests check at the end of a run, on the shipped seed: (what, margin); ``effect`` must reach it
+# name -> what the tests check at the end of a run, on the shipped seed: (what, margin); ``effect`` must reach
+# it
 EFFECTS = {"positions": ("both sides' accuracy on the trained lengths minus that from two past them", 0.5),
            "scale": ("the scaled model's accuracy on fresh strings minus the unscaled one's", 0.5),
            "norm": ("pre-norm's accuracy on fresh strings minus post-norm's", 0.3),
-           "heads": ("four heads' accuracy minus one head's when four heads first get 90% of the strings right", 0.4),
+           "heads": ("four heads' accuracy minus one head's when four heads first get 90% of the strings "
+                     "right", 0.4),
            "nopos": ("the sinusoidal model's accuracy on fresh strings minus the position-free one's", 0.6)}
 
 
@@ -254,7 +275,8 @@ def first_step(snap: dict, s: str, share: float = 0.9) -> Optional[int]:
 def effect(snap: dict) -> float:
     """The size of the effect the paragraph states, in the direction it states it (see EFFECTS)."""
     if snap["choice"] == "positions":
-        return min(inside - past for inside, past in (_trained_and_past(snap, "a"), _trained_and_past(snap, "b")))
+        return min(inside - past
+                   for inside, past in (_trained_and_past(snap, "a"), _trained_and_past(snap, "b")))
     if snap["choice"] == "heads":           # when four heads first get 90% right: how far behind one head is
         i = next((i for i, v in enumerate(snap["a"]["accuracy"]) if v >= 0.9), None)
         return 0.0 if i is None else snap["a"]["accuracy"][i] - snap["b"]["accuracy"][i]
@@ -262,11 +284,12 @@ def effect(snap: dict) -> float:
 
 
 def claims(snap: dict) -> list[tuple[str, bool]]:
-    """Each statement the choice's paragraph makes about its runs, and whether this run bears it out (the tests
-    require every one, for the live run and the shipped one)."""
+    """Each statement the choice's paragraph makes about its runs, and whether this run bears it out (the
+    tests require every one, for the live run and the shipped one)."""
     a, b = snap["a"], snap["b"]
     name = snap["choice"]
-    out = [(f"the effect ({EFFECTS[name][0]}) reaches {EFFECTS[name][1]}", bool(effect(snap) >= EFFECTS[name][1]))]
+    out = [(f"the effect ({EFFECTS[name][0]}) reaches {EFFECTS[name][1]}",
+            bool(effect(snap) >= EFFECTS[name][1]))]
     if name == "positions":
         (in_a, past_a), (in_b, past_b) = _trained_and_past(snap, "a"), _trained_and_past(snap, "b")
         out += [("within the trained lengths the two are alike (both at least 80%, within 10 points)",
@@ -274,10 +297,11 @@ def claims(snap: dict) -> list[tuple[str, bool]]:
                 ("past the longest trained length both fall (at most 20% from two past it)",
                  bool(max(past_a, past_b) <= 0.2))]
     elif name == "scale":
-        out += [("without the scaling the softmax starts far more peaked (entropy at step 0 at most a third of the "
-                 "scaled one's) and ends saturated (at most 0.1)",
+        out += [("without the scaling the softmax starts far more peaked (entropy at step 0 at most a third "
+                 "of the scaled one's) and ends saturated (at most 0.1)",
                  bool(b["entropy"][0] <= a["entropy"][0] / 3 and b["entropy"][-1] <= 0.1)),
-                ("the gradient through the unscaled softmax is several times smaller (median at most a third)",
+                ("the gradient through the unscaled softmax is several times smaller (median at most a "
+                 "third)",
                  bool(np.median(b["grad_norm"][1:]) <= np.median(a["grad_norm"][1:]) / 3))]
     elif name == "norm":
         attn = np.asarray(b["attention"], dtype=float)
@@ -285,6 +309,7 @@ def claims(snap: dict) -> list[tuple[str, bool]]:
                  bool(abs(b["loss"][-1] - np.log(11)) <= 0.3)),
                 ("post-norm's attention goes uniform (every weight within 0.02 of 1 / the source's length)",
                  bool(np.abs(attn - 1 / attn.shape[1]).max() <= 0.02)),
-                ("almost no gradient passes back through post-norm's softmax (below a thousandth of pre-norm's)",
+                ("almost no gradient passes back through post-norm's softmax (below a thousandth of "
+                 "pre-norm's)",
                  bool(b["grad_norm"][-1] <= 1e-3 * np.median(a["grad_norm"][1:])))]
     return out

@@ -10,15 +10,15 @@ from typing import Optional
 
 import numpy as np
 
-from ..config import (BROAD_ENTROPY, PATTERN_THRESHOLD, PE_DEFAULT_DIMS, PE_MIN_POSITIONS, PREFIX_SHOWN_PIECES,
-                      RARE_PIECE_COUNT)
+from ..config import (BROAD_ENTROPY, PATTERN_THRESHOLD, PE_DEFAULT_DIMS, PE_MIN_POSITIONS,
+                      PREFIX_SHOWN_PIECES, RARE_PIECE_COUNT)
 from .style import BASE_FONT, PRESENTER_FONT
 from ..pieces import EOS_PIECE, detokenize
 from ..positional import sinusoidal_encoding
 from .. import examples
 from ..doubt import UNSURE_PIECE_P
 from ..trace import AttentionKind, AttentionMaps, TranslationTrace
-from . import analysis, figure, links, plots, positional_plots
+from . import analysis, figure, inside_plots, links, plots, positional_plots
 from .presenter import smaller
 
 KIND_TITLES = {
@@ -125,8 +125,8 @@ def classic_link(c: examples.Classic) -> str:
 
 def classic_line(text: str, link: bool = True) -> str:
     """For a classic of the attention literature (examples.py): where it is from and what to look at, and a
-    link to that view (not in a standalone report, where a relative link leads nowhere); then what the training
-    data holds of it (``.in-data``: presenter mode leaves it to the lecturer)."""
+    link to that view (not in a standalone report, where a relative link leads nowhere); then what the
+    training data holds of it (``.in-data``: presenter mode leaves it to the lecturer)."""
     c = examples.classic(text)
     if c is None:
         return ""
@@ -138,7 +138,8 @@ def classic_line(text: str, link: bool = True) -> str:
 
 def pieces_html(trace: TranslationTrace, links: bool = True) -> str:
     """Source and target pieces as chips, the model's confidence, and the notes for the user."""
-    notes = classic_line(trace.source.text, links) + "".join(f'<div class="note">{html.escape(n)}</div>' for n in trace.notes)
+    notes = classic_line(trace.source.text, links) + "".join(f'<div class="note">{html.escape(n)}</div>'
+                                                             for n in trace.notes)
     src, rare = source_chips(trace)
     notes = rare_note(rare) + notes
     return (f'<div class="pieces"><div><b>Source pieces</b> ({len(trace.src_pieces)}): {src}</div>'
@@ -175,11 +176,13 @@ def step_info_html(trace: TranslationTrace, step: int) -> str:
     prefix_html = prefix_chips(prefix)
     return (f'<div class="stepinfo"><div><b>Step {step} of {n_steps(trace)}</b> · decoder input so far: '
             f'<span class="piece">{html.escape(bos)}</span>{prefix_html}</div>'
-            + (f'<div>your piece: <span class="piece chosen">{html.escape(figure.shown_piece(s.piece))}</span> '
-               f'with p = {figure.percent(s.prob)} (the model\'s top choice: '
-               f'{html.escape(figure.shown_piece(s.topk_pieces[0]))})</div>' if trace.forced else
-               f'<div>chosen token: <span class="piece chosen">{html.escape(figure.shown_piece(s.piece))}</span> '
-               f'with p = {figure.percent(s.prob)}</div>')
+            + (f'<div>your piece: <span class="piece '
+               f'chosen">{html.escape(figure.shown_piece(s.piece))}</span> with p = {figure.percent(s.prob)} '
+               f'(the model\'s top choice: {html.escape(figure.shown_piece(s.topk_pieces[0]))})</div>'
+               if trace.forced else
+               f'<div>chosen token: <span class="piece '
+               f'chosen">{html.escape(figure.shown_piece(s.piece))}</span> with p = '
+               f'{figure.percent(s.prob)}</div>')
             + f'<div>French so far: <b>{html.escape(detokenize(trace.tgt_pieces[:step]))}</b></div></div>')
 
 
@@ -187,16 +190,18 @@ def step_view(trace: TranslationTrace, step: int, layer: int, head, look: Look):
     """Step `step` (1-based): info HTML, top-k bar figure, cross-attention bar figure."""
     step = clamp(step, 1, n_steps(trace))
     s = trace.steps[step - 1]
-    chosen = s.topk_ids.index(s.token_id) if s.token_id in s.topk_ids else -1   # a forced piece may be elsewhere
-    topk = plots.topk_bar(s.topk_pieces, s.topk_probs, chosen, f"Top-{len(s.topk_pieces)} next pieces, step {step}",
-                          look.dark, look.font)
+    # a forced piece may be elsewhere
+    chosen = s.topk_ids.index(s.token_id) if s.token_id in s.topk_ids else -1
+    topk = plots.topk_bar(s.topk_pieces, s.topk_probs, chosen,
+                          f"Top-{len(s.topk_pieces)} next pieces, step {step}", look.dark, look.font)
     h = head_choice(head)
     layer = clamp(layer, 1, trace.cross.layers)
     w = trace.cross.probs[layer - 1, :, step - 1]
     w = w.mean(0) if h is None else w[h]
     who = "mean over heads" if h is None else f"head {h + 1}"
-    cross = plots.source_attention_bar(trace.src_pieces, w, f"Cross-attention at step {step}: layer {layer}, {who}",
-                                       look.dark, look.font)
+    cross = plots.source_attention_bar(trace.src_pieces, w,
+                                       f"Cross-attention at step {step}: layer {layer}, {who}", look.dark,
+                                       look.font)
     return step_info_html(trace, step), topk, cross
 
 
@@ -209,8 +214,8 @@ def cross_steps_figure(trace: TranslationTrace, step: int, layer: int, head, loo
     a = a.mean(0) if h is None else a[h]
     who = "mean over heads" if h is None else f"head {h + 1}"
     return plots.cross_steps_heatmap(a, step, query_labels(trace, trace.cross), trace.src_pieces,
-                                     f"Cross-attention, steps 1–{step} (layer {layer}, {who})", look.colorscale,
-                                     look.dark, look.font)
+                                     f"Cross-attention, steps 1–{step} (layer {layer}, {who})",
+                                     look.colorscale, look.dark, look.font)
 
 
 def explorer_figure(trace: TranslationTrace, kind: AttentionKind, layer: int, head, mode: str, shared: bool,
@@ -222,7 +227,8 @@ def explorer_figure(trace: TranslationTrace, kind: AttentionKind, layer: int, he
     if mode == "rollout":
         if kind == "cross":
             z = analysis.cross_rollout(maps.probs, trace.encoder.probs)[layer - 1]
-            title = f"Cross-attention through the encoder's rollout (this app's extension), decoder layer {layer}"
+            title = (f"Cross-attention through the encoder's rollout (this app's extension), decoder layer "
+                     f"{layer}")
         else:
             z = analysis.attention_rollout(maps.probs)[layer - 1]
             title = f"{KIND_TITLES[kind]}: attention rollout, layers 1–{layer}"
@@ -236,8 +242,9 @@ def explorer_figure(trace: TranslationTrace, kind: AttentionKind, layer: int, he
             title = f"{KIND_TITLES[kind]}: layer {layer}, head {h + 1}"
         zmax = float(maps.probs[layer - 1].max()) if shared else None
     ytitle, xtitle = AXIS_TITLES[kind]
-    return plots.attention_heatmap(z, query_labels(trace, maps), maps.keys, title, maps.future, zmax, look.colorscale,
-                                   look.dark, look.font, xaxis_title=xtitle, yaxis_title=ytitle)
+    return plots.attention_heatmap(z, query_labels(trace, maps), maps.keys, title, maps.future, zmax,
+                                   look.colorscale, look.dark, look.font, xaxis_title=xtitle,
+                                   yaxis_title=ytitle)
 
 
 def grid_figure(trace: TranslationTrace, kind: AttentionKind, shared: bool, look: Look):
@@ -259,9 +266,11 @@ def summary_view(trace: TranslationTrace, kind: AttentionKind, look: Look):
     scores = np.array([[rows[l * H + h].pattern_score for h in range(H)] for l in range(L)])
     patterns = [[rows[l * H + h].pattern for h in range(H)] for l in range(L)]
     ranks = np.array([[rows[l * H + h].rank for h in range(H)] for l in range(L)])
-    draw = plots.summary_heatmap_narrow if look.narrow else plots.summary_heatmap   # a phone: turned, one line a fact
+    # a phone: turned, one line a fact
+    draw = plots.summary_heatmap_narrow if look.narrow else plots.summary_heatmap
     fig = draw(ent, labels, f"{KIND_TITLES[kind]}: entropy (0 = focused, 1 = uniform), label and "
-                "rank (#1 = most distinctive)", "entropy", "Cividis", look.dark, look.font, scores, patterns, ranks)
+                "rank (#1 = most distinctive)", "entropy", "Cividis", look.dark, look.font, scores, patterns,
+                ranks)
     table = [[r.rank, r.layer, r.head, f"{r.distinct:.3f}", f"{r.entropy:.3f}", r.label, r.pattern,
               f"{r.pattern_score:.0%}"] for r in sorted(rows, key=lambda r: r.rank)]
     return fig, table
@@ -269,13 +278,15 @@ def summary_view(trace: TranslationTrace, kind: AttentionKind, look: Look):
 
 def summary_legend() -> str:
     """How the head summary's labels are made (thresholds from config.py), for the app and the report."""
-    return (f"**How to read it.** A head is **labelled** with a pattern (*prev.* = previous piece, *next*, *itself*, `</s>`, `<s>`, "
-            f"*diag.* = diagonal / monotonic) only when that pattern gets at least {PATTERN_THRESHOLD:.0%} of its attention on average "
-            f"(the % in the cell); otherwise *broad* if its entropy is above {BROAD_ENTROPY:.0%} of the maximum, "
-            f"else *mixed*, with the strongest pattern in brackets. The table's *strongest pattern* is the best of the simple patterns even when it "
-            f"is too weak to be the label. **#1, #2…** rank the heads by how much their attention differs from the "
-            f"average head's (Jensen-Shannon divergence, 0 to 1, averaged over query rows; the table's "
-            f"*distinctiveness*): a *mixed* head with a high rank is still worth a look. The decoder's first row (which can only see `<s>`) is left out.")
+    return (f"**How to read it.** A head is **labelled** with a pattern (*prev.* = previous piece, *next*, "
+            f"*itself*, `</s>`, `<s>`, *diag.* = diagonal / monotonic) only when that pattern gets at least "
+            f"{PATTERN_THRESHOLD:.0%} of its attention on average (the % in the cell); otherwise *broad* if "
+            f"its entropy is above {BROAD_ENTROPY:.0%} of the maximum, else *mixed*, with the strongest "
+            f"pattern in brackets. The table's *strongest pattern* is the best of the simple patterns even "
+            f"when it is too weak to be the label. **#1, #2…** rank the heads by how much their attention "
+            f"differs from the average head's (Jensen-Shannon divergence, 0 to 1, averaged over query rows; "
+            f"the table's *distinctiveness*): a *mixed* head with a high rank is still worth a look. The "
+            f"decoder's first row (which can only see `<s>`) is left out.")
 
 
 def parse_dims(dims) -> list[int]:
@@ -289,7 +300,8 @@ def positional_views(trace: Optional[TranslationTrace], d_model: int, dims, look
     pe = sinusoidal_encoding(max(max_pos, n + 4), d_model)
     return (positional_plots.positional_heatmap(pe, n, dark=look.dark, font_size=look.font),
             positional_plots.positional_curves(pe, parse_dims(dims), n, look.dark, look.font,
-                                    between=sinusoidal_encoding(0, d_model, np.arange(0, len(pe) - 1 + 1e-9, 0.5))),
+                                    between=sinusoidal_encoding(0, d_model,
+                                                                np.arange(0, len(pe) - 1 + 1e-9, 0.5))),
             positional_plots.positional_similarity(pe, n, look.dark, look.font))
 
 
@@ -300,22 +312,27 @@ def inside_view(trace: TranslationTrace, kind: AttentionKind, layer: int, head, 
     h = head_choice(head)
     h = 0 if h is None else h
     q, k = query_labels(trace, maps), maps.keys
-    steps = analysis.inside_head(maps.scores[layer - 1, h], trace.d_k, causal=maps.causal, scaled=trace.scaled)
+    steps = analysis.inside_head(maps.scores[layer - 1, h], trace.d_k, causal=maps.causal,
+                                 scaled=trace.scaled)
     qi = clamp(query, 1, len(q)) - 1
-    how = "QKᵀ, ÷√d_k, mask, softmax" if trace.scaled else "QKᵀ, mask, softmax: this model does not divide by √d_k"
-    fig = plots.inside_head_figure(steps, q, k, trace.d_k, scaled=trace.scaled and not unscaled,
-                                   title=f"Inside {KIND_TITLES[kind].lower()}, layer {layer}, head {h + 1} (d_k = {trace.d_k}): {how}",
-                                   dark=look.dark, font_size=smaller(look.font, 1, 11), colorscale=look.colorscale,
-                                   query=qi, columns=1 if look.narrow else 2)
+    how = ("QKᵀ, ÷√d_k, mask, softmax" if trace.scaled
+           else "QKᵀ, mask, softmax: this model does not divide by √d_k")
+    fig = inside_plots.inside_head_figure(steps, q, k, trace.d_k, scaled=trace.scaled and not unscaled,
+                                   title=f"Inside {KIND_TITLES[kind].lower()}, layer {layer}, head {h + 1} "
+                                         f"(d_k = {trace.d_k}): {how}",
+                                   dark=look.dark, font_size=smaller(look.font, 1, 11),
+                                   colorscale=look.colorscale, query=qi, columns=1 if look.narrow else 2)
     sm_s, sm_u = steps.softmax[qi], steps.softmax_unscaled[qi]
-    row = plots.softmax_temperature_figure(steps.scaled[qi], sm_u, sm_s, k,
-                                           f"Query {qi + 1} ({figure.esc(q[qi])}): scaling keeps the softmax from saturating",
+    row = inside_plots.softmax_temperature_figure(steps.scaled[qi], sm_u, sm_s, k,
+                                           f"Query {qi + 1} ({figure.esc(q[qi])}): scaling keeps the softmax "
+                                           f"from saturating",
                                            look.dark, look.font)
-    text = (f"For this query the largest weight is {sm_s.max():.2f} with scaling and {sm_u.max():.2f} without; "
-            f"entropy {float(analysis.row_entropy(sm_s)):.2f} vs {float(analysis.row_entropy(sm_u)):.2f} nats. "
-            f"Dot products grow with √d_k, so without the "
+    text = (f"For this query the largest weight is {sm_s.max():.2f} with scaling and {sm_u.max():.2f} "
+            f"without; entropy {float(analysis.row_entropy(sm_s)):.2f} vs "
+            f"{float(analysis.row_entropy(sm_u)):.2f} nats. Dot products grow with √d_k, so without the "
             f"division the softmax becomes nearly one-hot and its gradients vanish (paper, section 3.2.1)."
-            + ("" if trace.scaled else " This model was trained without the division (the no-scaling variant): its "
+            + ("" if trace.scaled
+               else " This model was trained without the division (the no-scaling variant): its "
                "weights are the ones without, panel 4."))
     return fig, row, text
 
@@ -327,10 +344,12 @@ def architecture_html(cfg, n_params: int) -> str:
     def stacked(n):   # drawn once with "N ×", as in the paper's figure 1
         return f"<br><i>{n} such layers, one after the other, each with its own weights</i>"
     enc = box(f"Encoder layer × {cfg.n_encoder_layers}",
-              "multi-head self-attention → add &amp; norm<br>feed-forward → add &amp; norm" + stacked(cfg.n_encoder_layers),
+              "multi-head self-attention → add &amp; norm<br>feed-forward → add &amp; norm"
+              + stacked(cfg.n_encoder_layers),
               "enc stack")
     dec = box(f"Decoder layer × {cfg.n_decoder_layers}",
-              "masked self-attention → add &amp; norm<br>cross-attention → add &amp; norm<br>feed-forward → add &amp; norm"
+              "masked self-attention → add &amp; norm<br>cross-attention → add &amp; norm<br>feed-forward → "
+              "add &amp; norm"
               + stacked(cfg.n_decoder_layers), "dec stack")
     return f"""<div class="arch">
 <div class="arch-col"><div class="arch-head">Encoder (English)</div>
@@ -342,6 +361,6 @@ def architecture_html(cfg, n_params: int) -> str:
 {box("+ positional encoding", "sinusoidal, fixed", "emb")}{dec}
 {box("Linear (tied) → softmax", f"next-piece probabilities over {cfg.vocab_size:,} pieces", "out")}</div>
 </div>
-<p class="arch-sizes">d_model = {cfg.d_model} · heads h = {cfg.n_heads} (d_k = d_v = {cfg.d_k}) · d_ff = {cfg.d_ff} ·
-N = {cfg.n_encoder_layers} encoder + {cfg.n_decoder_layers} decoder layers · dropout {cfg.dropout} ·
-{n_params:,} parameters · post-norm, ReLU, greedy decoding with a KV cache</p>"""
+<p class="arch-sizes">d_model = {cfg.d_model} · heads h = {cfg.n_heads} (d_k = d_v = {cfg.d_k}) ·
+d_ff = {cfg.d_ff} · N = {cfg.n_encoder_layers} encoder + {cfg.n_decoder_layers} decoder layers ·
+dropout {cfg.dropout} · {n_params:,} parameters · post-norm, ReLU, greedy decoding with a KV cache</p>"""

@@ -15,10 +15,11 @@ from .why import build_why_tab
 
 # (title, id in links, builder), in the order of the tab bar; "About" comes last (ui/demo.py).
 TABS = [("Step by step", "steps", build_steps_tab), ("Attention explorer", "explorer", build_explorer_tab),
-        ("Head summary", "summary", build_summary_tab), ("Positional encoding", "positional", build_positional_tab),
+        ("Head summary", "summary", build_summary_tab),
+        ("Positional encoding", "positional", build_positional_tab),
         ("Inside one head", "inside", build_inside_tab), ("Why this word", "why", build_why_tab),
         ("Knock it out", "knockout", build_knockout_tab),
-        ("Your French & beams", "steer", build_steering_tab), ("How it learned", "learned", build_learning_tab),
-        ("Compare", "compare", build_compare_tab)]
+        ("Your French & beams", "steer", build_steering_tab),
+        ("How it learned", "learned", build_learning_tab), ("Compare", "compare", build_compare_tab)]
 TAB_IDS = [tab_id for _, tab_id, _ in TABS] + ["about"]
 DEFAULT_TAB = "steps"

@@ -24,9 +24,10 @@ def build_inside_tab(page: Page) -> TabView:
         WholeSlider(1, 2, value=1, step=1, label="Query row", scale=2, min_width=160),
         gr.Checkbox(label="Softmax without ÷√d_k", value=False, scale=1, min_width=200)))
     caption("follow the outlined query row through the four panels: raw scores, the same scores shrunk by "
-            "√d_k, the future masked (decoder only), then the softmax that turns them into weights that add up "
-            "to 1. Tick 'without ÷√d_k' to see the softmax saturate.")
-    plot = gr.Plot(show_label=False, label="Scaled dot-product attention, step by step", elem_id="inside-plot")
+            "√d_k, the future masked (decoder only), then the softmax that turns them into weights that add "
+            "up to 1. Tick 'without ÷√d_k' to see the softmax saturate.")
+    plot = gr.Plot(show_label=False, label="Scaled dot-product attention, step by step",
+                   elem_id="inside-plot")
     row = gr.Plot(show_label=False, label="One query: with and without scaling")
     text = gr.Markdown()
     code_panel(scaled_dot_product_attention)
@@ -53,8 +54,8 @@ def build_inside_tab(page: Page) -> TabView:
         return (*views.inside_view(trace, kind_v, int(layer_v), head_v, q, bool(unscaled_v), lk),
                 layer_views.layer_text(parts), layer_views.layer_figure(parts, lk.dark, lk.font))
 
-    tab = TabView(draw_inside, [kind, layer, head, query, unscaled], [plot, row, text, layer_text, layer_plot],
-                  [Fit(fit_query, [kind, query], [query])])
+    tab = TabView(draw_inside, [kind, layer, head, query, unscaled],
+                  [plot, row, text, layer_text, layer_plot], [Fit(fit_query, [kind, query], [query])])
     tab.link = dict(kind=kind, layer=layer, head=head)
     tab.redraw_on_kind(page, kind, layer, *tab.fits)
     tab.redraw_on(page, [layer, head, query, unscaled], show_progress="hidden", trigger_mode="always_last")
@@ -62,16 +63,19 @@ def build_inside_tab(page: Page) -> TabView:
 
 
 def one_layer(page: Page, trace, kind: str, layer: int, query: int):
-    """Inside the layer that holds this attention (the encoder's for encoder self-attention, else the decoder's),
-    at the query's position."""
+    """Inside the layer that holds this attention (the encoder's for encoder self-attention, else the
+    decoder's), at the query's position."""
     stack = "encoder" if kind == "encoder" else "decoder"
     maps = trace.attention(kind)
-    return page.translator.layer_parts(trace, stack, views.clamp(layer, 1, maps.layers), query - 1, maps.queries)
+    return page.translator.layer_parts(trace, stack, views.clamp(layer, 1, maps.layers), query - 1,
+                                       maps.queries)
 
 
 def build_forms_panel(page: Page, kind, layer) -> None:
-    """Three ways to compute attention: their code side by side; opening the panel times them on this sentence."""
-    with gr.Accordion("Three ways to compute attention (timed when opened)", open=False, elem_id="forms-acc") as acc:
+    """Three ways to compute attention: their code side by side; opening the panel times them on this
+    sentence."""
+    with gr.Accordion("Three ways to compute attention (timed when "
+                      "opened)", open=False, elem_id="forms-acc") as acc:
         result = gr.Markdown("Translate a sentence, then open this panel.", elem_id="forms-result")
         with gr.Row():
             for name, fn in attention_forms.FORMS.items():
@@ -86,4 +90,5 @@ def build_forms_panel(page: Page, kind, layer) -> None:
         layer_v = views.clamp(layer_v or 1, 1, maps.layers)
         res, queries = page.translator.attention_forms(trace, kind_v, layer_v)
         return layer_views.forms_markdown(res, views.KIND_TITLES[kind_v], layer_v, queries)
-    acc.expand(measure, [page.trace, kind, layer], result, api_visibility="undocumented", concurrency_id="model")
+    acc.expand(measure, [page.trace, kind, layer], result, api_visibility="undocumented",
+               concurrency_id="model")

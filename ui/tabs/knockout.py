@@ -1,5 +1,5 @@
-"""Knock it out: switch parts of the model off for the sentence on screen and translate again; rank every head by
-what the translation loses without it; patch parts of a second sentence's run into the first's (issue 40).
+"""Knock it out: switch parts of the model off for the sentence on screen and translate again; rank every head
+by what the translation loses without it; patch parts of a second sentence's run into the first's (issue 40).
 """
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ from ..inputs import ChoiceDropdown, ChoiceRadio, TextInput, WholeSlider
 from ..page import Fit, Page, TabView, code_panel, look_of, safe_view
 from ..settings import APP_CAUSAL_CONCURRENCY
 
-PART_CHOICES = [("cross-attention", "cross"), ("encoder self-attention", "enc"), ("decoder masked self-attention", "dec"),
-                ("encoder feed-forward", "enc ffn"), ("decoder feed-forward", "dec ffn"),
-                ("positional encoding, source", "positions source"), ("positional encoding, target", "positions target")]
+PART_CHOICES = [("cross-attention", "cross"), ("encoder self-attention", "enc"),
+                ("decoder masked self-attention", "dec"), ("encoder feed-forward", "enc ffn"),
+                ("decoder feed-forward", "dec ffn"), ("positional encoding, source", "positions source"),
+                ("positional encoding, target", "positions target")]
 METHOD_CHOICES = [("zero it", "zero"), ("its mean over the positions", "mean")]
 ALL_HEADS = "every head"
 CLASSIC_A = next(c.text for c in examples.CLASSICS if c.text.endswith("too wide."))
@@ -65,9 +66,9 @@ def user_error(fn):
 def knockout_api(translator: Translator):
     @user_error
     def switch_off(english: str, parts: str, method: str = "zero") -> dict:
-        """`english` translated again with `parts` switched off (e.g. "cross L3 H6, enc L2 ffn, positions source"),
-        each zeroed (`method` = zero) or replaced by its mean over the sentence's positions (mean): both
-        translations, and each original piece's probability before and after (teacher forcing)."""
+        """`english` translated again with `parts` switched off (e.g. "cross L3 H6, enc L2 ffn, positions
+        source"), each zeroed (`method` = zero) or replaced by its mean over the sentence's positions (mean):
+        both translations, and each original piece's probability before and after (teacher forcing)."""
         ko = causal.parse_parts(parts, method)
         if ko.empty:
             raise ValueError(f"Name at least one part to switch off. {causal.PART_HELP}")
@@ -89,15 +90,16 @@ def importance_api(translator: Translator):
 def patching_api(translator: Translator):
     @user_error
     def patch(english_a: str, english_b: str, step: int = 0, piece: str = "") -> dict:
-        """Sentence A's run with each part of sentence B's copied in (B: A with one word changed, as many pieces):
-        p(piece) at `step` (0: the first step where their translations differ; piece: A's there) after each patch."""
+        """Sentence A's run with each part of sentence B's copied in (B: A with one word changed, as many
+        pieces): p(piece) at `step` (0: the first step where their translations differ; piece: A's there)
+        after each patch."""
         return causal.patch_json(translator.patching(english_a, english_b, step, piece))
     return patch
 
 
 def importance_extras(translator: Translator, trace, text: str) -> dict:
-    """What the ranking is drawn beside: each head's entropy and label (the head summary, from the trace) and each
-    cross-attention head's agreement with gradient × input (one backward pass)."""
+    """What the ranking is drawn beside: each head's entropy and label (the head summary, from the trace) and
+    each cross-attention head's agreement with gradient × input (one backward pass)."""
     entropy, labels = {}, {}
     for kind in causal.HEAD_KINDS:
         maps = trace.attention(kind)
@@ -118,9 +120,10 @@ def error_html(message: str) -> str:
 
 
 class CausalCache:
-    """The experiments of the sentences asked lately, computed once for everyone (a room's followers in their four
-    looks, a change of look, the page's redraws): single-flight and bounded like the translator's traces
-    (``TraceCache``; results are small). Each answer is (result, None) or (None, the reason it could not run)."""
+    """The experiments of the sentences asked lately, computed once for everyone (a room's followers in their
+    four looks, a change of look, the page's redraws): single-flight and bounded like the translator's traces
+    (``TraceCache``; results are small). Each answer is (result, None) or (None, the reason it could not
+    run)."""
 
     def __init__(self, translator: Translator, size: int = 96, maxbytes: int = 64 * 2**20) -> None:
         self.tr = translator
@@ -133,7 +136,8 @@ class CausalCache:
         return self.cache.get(("importance", text, method), lambda: self._importance(text, method))
 
     def patching(self, text: str, b: str, step: int, piece: str):
-        return self.cache.get(("patching", text, b, step, piece), lambda: self._patching(text, b, step, piece))
+        return self.cache.get(("patching", text, b, step, piece),
+                              lambda: self._patching(text, b, step, piece))
 
     def _knock_out(self, text: str, parts: str, method: str):
         try:
@@ -154,24 +158,26 @@ class CausalCache:
 
 def knockout_section(page: Page) -> SimpleNamespace:
     """The parts to switch off (picked or typed), how, the button, the two translations and their figure."""
-    gr.Markdown("Switch parts of the model off for the sentence above and translate again: attention shows where "
-                "the model looked, a knock-out shows what it needs. A part is **zeroed** (its output replaced by "
-                "nothing; a head's output counts its 1/h share of the sub-layer's bias) or replaced by **its mean** "
-                "over the sentence's positions (the decoder's parts: over the original translation's; a gentler "
-                "test).", elem_classes="view-caption")
+    gr.Markdown("Switch parts of the model off for the sentence above and translate again: attention shows "
+                "where the model looked, a knock-out shows what it needs. A part is **zeroed** (its output "
+                "replaced by nothing; a head's output counts its 1/h share of the sub-layer's bias) or "
+                "replaced by **its mean** over the sentence's positions (the decoder's parts: over the "
+                "original translation's; a gentler test).", elem_classes="view-caption")
     c = SimpleNamespace()
     with gr.Row(equal_height=True):
-        c.part = ChoiceDropdown(PART_CHOICES, value="cross", label="Part", scale=3, min_width=240, elem_id="ko-part")
+        c.part = ChoiceDropdown(PART_CHOICES, value="cross", label="Part", scale=3, min_width=240,
+                                elem_id="ko-part")
         c.layer = WholeSlider(1, max(page.cfg.n_encoder_layers, page.cfg.n_decoder_layers), value=1, step=1,
                               label="Layer", scale=2, min_width=160, elem_id="ko-layer")
-        c.head = ChoiceDropdown([ALL_HEADS] + page.head_choices[1:], value="1", label="Head", scale=1, min_width=130,
-                                elem_id="ko-head")
+        c.head = ChoiceDropdown([ALL_HEADS] + page.head_choices[1:], value="1", label="Head", scale=1,
+                                min_width=130, elem_id="ko-head")
         c.add = gr.Button("Add", scale=0, min_width=100, elem_id="ko-add")
     with gr.Row(equal_height=True):
-        c.parts = TextInput(label="Switched off (type or add; e.g. cross L3 H6, enc L2 ffn, positions source)",
+        c.parts = TextInput(label="Switched off (type or add; e.g. cross L3 H6, enc L2 ffn, positions "
+                                  "source)",
                             scale=4, max_length=causal.MAX_PARTS_TEXT, elem_id="ko-parts")
-        c.method = ChoiceRadio(METHOD_CHOICES, value="zero", label="Each part: replace it by", scale=2, min_width=260,
-                               elem_id="ko-method")
+        c.method = ChoiceRadio(METHOD_CHOICES, value="zero", label="Each part: replace it by", scale=2,
+                               min_width=260, elem_id="ko-method")
         with gr.Column(scale=1, min_width=180):
             c.run = gr.Button("Knock out and translate", variant="primary", elem_id="ko-btn")
             c.clear = gr.Button("Clear", size="sm", elem_id="ko-clear")
@@ -183,8 +189,9 @@ def knockout_section(page: Page) -> SimpleNamespace:
 
 def rank_section(c: SimpleNamespace) -> None:
     """Which heads matter: the piece to rank for, the button, the map, entropy against loss, the table."""
-    gr.Markdown("**Which heads matter?** Every head knocked out alone (the method above), in batched passes: how "
-                "much log-probability the translation loses without it, beside how focused the head looks.")
+    gr.Markdown("**Which heads matter?** Every head knocked out alone (the method above), in batched passes: "
+                "how much log-probability the translation loses without it, beside how focused the head "
+                "looks.")
     with gr.Row(equal_height=True):
         c.target = ChoiceDropdown([("the whole translation", WHOLE)], value=WHOLE, label="For", scale=3,
                                   min_width=240, elem_id="ko-target")
@@ -193,22 +200,24 @@ def rank_section(c: SimpleNamespace) -> None:
     with gr.Row():
         c.rank_plot = gr.Plot(show_label=False, label="Each head knocked out alone", elem_id="ko-rank-plot")
         c.scatter = gr.Plot(show_label=False, label="Entropy against loss", elem_id="ko-scatter")
-    c.table = gr.Dataframe(headers=TABLE_HEADERS, label="The heads the translation needs most", interactive=False,
-                           wrap=True, elem_id="ko-table")
+    c.table = gr.Dataframe(headers=TABLE_HEADERS, label="The heads the translation needs most",
+                           interactive=False, wrap=True, elem_id="ko-table")
 
 
 def patch_section(c: SimpleNamespace) -> None:
     """Patching: sentence B, the step and piece read, the button, the result and its three maps."""
-    gr.Markdown("**Patching between two sentences.** Type sentence B: sentence A (above) with one word changed, as "
-                "many pieces. Each part of B's run is copied alone into A's, and the map shows how far it moves the "
-                "piece's probability from A's value towards B's: where the difference is carried.")
+    gr.Markdown("**Patching between two sentences.** Type sentence B: sentence A (above) with one word "
+                "changed, as many pieces. Each part of B's run is copied alone into A's, and the map shows "
+                "how far it moves the piece's probability from A's value towards B's: where the difference "
+                "is carried.")
     with gr.Row(equal_height=True):
         c.other = TextInput(label="Sentence B", scale=4, max_length=500, elem_id="ko-other")
         c.classic = gr.Button("The classic pair", scale=1, min_width=150, elem_id="ko-classic")
     with gr.Row(equal_height=True):
         c.pstep = ChoiceDropdown([FIRST_DIFFERENCE], value=0, label="Read at", scale=2, min_width=240,
                                  elem_id="ko-patch-step")
-        c.piece = TextInput(label="Piece (empty: A's piece there)", scale=2, max_length=100, elem_id="ko-patch-piece")
+        c.piece = TextInput(label="Piece (empty: A's piece there)", scale=2, max_length=100,
+                            elem_id="ko-patch-piece")
         c.patch_btn = gr.Button("Patch", variant="primary", scale=1, elem_id="ko-patch-btn")
     c.patch_html = gr.HTML(elem_id="ko-patch-result")
     c.patch_plot = gr.Plot(show_label=False, label="The encoder's residual stream", elem_id="ko-patch-plot")
@@ -229,7 +238,8 @@ def drawer(cached: CausalCache):
         patched = ("", *(note("Type sentence B and press Patch.") for _ in range(3)))
         if trace is not None and parts_v:
             r, error = cached.knock_out(text, parts_v, method_v)
-            ko = (causal_views.knockout_html(r), causal_views.knockout_figure(r, lk.dark, lk.font)) if r else \
+            ko = (causal_views.knockout_html(r),
+                  causal_views.knockout_figure(r, lk.dark, lk.font)) if r else \
                 (error_html(error), note("This knock-out could not be run."))
         if trace is not None and rank_v is not None:
             ranked = ranking_view(*cached.importance(text, method_v), rank_v, lk)
@@ -245,15 +255,17 @@ def drawer(cached: CausalCache):
 
 def ranking_view(hi, extras: dict, rank_v: int, lk) -> tuple:
     step = None if int(rank_v) == WHOLE else min(int(rank_v), len(hi.tgt_pieces))
-    return (causal_views.importance_caption(hi, step), causal_views.importance_figure(hi, step, lk.dark, lk.font),
-            causal_views.importance_scatter(hi, step, extras["entropy"], extras["agreement"], lk.dark, lk.font),
+    return (causal_views.importance_caption(hi, step),
+            causal_views.importance_figure(hi, step, lk.dark, lk.font),
+            causal_views.importance_scatter(hi, step, extras["entropy"], extras["agreement"], lk.dark,
+                                            lk.font),
             causal_views.importance_table(hi, step, extras["entropy"], extras["labels"], extras["agreement"]))
 
 
 def fit_steps(trace, ranked_v=None, at_v=0):
-    """A new sentence: its steps to choose from, showing the ranking's and the patching's as they stand (set by a
-    button, or by a link: the knock-out, the ranking and sentence B stay; the view says when B no longer fits the
-    new sentence)."""
+    """A new sentence: its steps to choose from, showing the ranking's and the patching's as they stand (set
+    by a button, or by a link: the knock-out, the ranking and sentence B stay; the view says when B no longer
+    fits the new sentence)."""
     steps = [] if trace is None else [(f"step {i}: {p}", i) for i, p in enumerate(trace.tgt_pieces, 1)]
     inside = lambda v: int(v) if v is not None and 0 < int(v) <= len(steps) else 0   # noqa: E731
     return (gr.update(choices=[("the whole translation", WHOLE), *steps], value=inside(ranked_v)),
@@ -267,8 +279,8 @@ def shown(trace) -> str:
 
 
 def appliers(cached: CausalCache):
-    """The buttons' handlers: each checks and computes (a mistake said at once; the draw then reads the cache) and
-    sets the tab's plain values."""
+    """The buttons' handlers: each checks and computes (a mistake said at once; the draw then reads the cache)
+    and sets the tab's plain values."""
     @user_error
     def apply_knockout(trace, parts_v, method_v):
         ko = causal.parse_parts(parts_v or "", method_v or "zero")
@@ -303,9 +315,9 @@ def build_knockout_tab(page: Page) -> TabView:
     patch_section(c)
     code_panel(knockout.EditedRun.attention, knockout.EditedRun.sublayer, knockout.knockout_edits,
                knockout.head_importance, patching.patching)
-    # What is shown, as plain values (a link and a live room carry them, and everyone who asks for the same draws
-    # it once): the parts applied, the rank's target (None: not ranked; 0: the whole translation), sentence B, the
-    # step and piece read. The method is the radio's.
+    # What is shown, as plain values (a link and a live room carry them, and everyone who asks for the same
+    # draws it once): the parts applied, the rank's target (None: not ranked; 0: the whole translation),
+    # sentence B, the step and piece read. The method is the radio's.
     applied, ranked = gr.State(""), gr.State(None)
     other_b, at, at_piece = gr.State(""), gr.State(0), gr.State("")
     cached = CausalCache(page.translator)
@@ -323,8 +335,8 @@ def build_knockout_tab(page: Page) -> TabView:
     gr.on([c.run.click, c.parts.submit], apply_knockout, [page.trace, c.parts, c.method], [applied, c.parts],
           **causal_events).success(**draw)
     c.rank.click(apply_rank, [page.trace, c.method, c.target], ranked, **causal_events).success(**draw)
-    c.target.input(lambda r, t: None if r is None else int(t or WHOLE), [ranked, c.target], ranked, queue=False,
-                   **quiet).then(**draw)
+    c.target.input(lambda r, t: None if r is None else int(t or WHOLE), [ranked, c.target], ranked,
+                   queue=False, **quiet).then(**draw)
     c.method.input(**draw)
     c.classic.click(lambda: (CLASSIC_A, CLASSIC_B), None, [page.english, c.other], queue=False, **quiet).then(
         None, js="() => document.getElementById('translate-btn').click()", **quiet)   # A translated; B ready

@@ -17,12 +17,15 @@ def build_positional_tab(page: Page) -> TabView:
     d_model = page.cfg.d_model
     gr.Markdown("PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)). "
                 "The input's positions are outlined.")
-    caption("low dimensions (left) change fast from one position to the next, high ones slowly: each position "
-            "gets a unique pattern. On the right, the dot product of two positions' encodings: largest on the "
-            f"diagonal (a position with itself, d_model/2 = {d_model // 2} here) and falling with the distance between them.")
+    caption("low dimensions (left) change fast from one position to the next, high ones slowly: each "
+            "position gets a unique pattern. On the right, the dot product of two positions' encodings: "
+            "largest on the "
+            f"diagonal (a position with itself, d_model/2 = {d_model // 2} here) and falling with the "
+            f"distance between them.")
     heat = gr.Plot(show_label=False, label="Positional encoding matrix", elem_id="pe-heatmap")
-    dims = ChoiceDropdown([str(d) for d in range(d_model)], value=[str(d) for d in PE_DEFAULT_DIMS if d < d_model],
-                       multiselect=True, label="Dimensions to plot as curves (below)")
+    dims = ChoiceDropdown([str(d) for d in range(d_model)],
+                          value=[str(d) for d in PE_DEFAULT_DIMS if d < d_model], multiselect=True,
+                          label="Dimensions to plot as curves (below)")
     with gr.Row():
         curves = gr.Plot(show_label=False, label="Curves")
         similarity = gr.Plot(show_label=False, label="Similarity between positions")

@@ -16,12 +16,12 @@ def build_summary_tab(page: Page) -> TabView:
         gr.Markdown("Entropy of each head's attention (0 = looks at one piece, 1 = spread evenly) and the "
                     "simple pattern it follows most, to find interesting heads fast.")
         kind = ChoiceRadio(KIND_CHOICES, value="encoder", label="Attention kind", min_width=430)
-    caption("dark cells are focused heads (they read one piece), light ones spread out; #1, #2… rank the heads "
-            "by how much their attention differs from the average head: open #1 in the explorer first.")
+    caption("dark cells are focused heads (they read one piece), light ones spread out; #1, #2… rank the "
+            "heads by how much their attention differs from the average head: open #1 in the explorer first.")
     plot = gr.Plot(show_label=False, label="Heads at a glance", elem_id="summary-plot")
     gr.Markdown(views.summary_legend())
-    table = gr.Dataframe(headers=["rank", "layer", "head", "distinctiveness", "entropy", "label", "strongest pattern",
-                                  "its share"],
+    table = gr.Dataframe(headers=["rank", "layer", "head", "distinctiveness", "entropy", "label",
+                                  "strongest pattern", "its share"],
                          label="Per head", interactive=False, wrap=True)
     code_panel(head_summary)
 

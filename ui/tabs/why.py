@@ -28,8 +28,8 @@ from ..inputs import ChoiceDropdown, ChoiceRadio, RequiredRadio, TextInput, Whol
 
 
 def build_why_tab(page: Page) -> TabView:
-    gr.Markdown("Three more ways to read attention: as lines between pieces, beside a gradient-based attribution, "
-                "and as the vectors behind one score.", elem_classes="view-caption")
+    gr.Markdown("Three more ways to read attention: as lines between pieces, beside a gradient-based "
+                "attribution, and as the vectors behind one score.", elem_classes="view-caption")
     with gr.Tabs():
         with gr.Tab("Lines", id="why-lines"):
             lines = build_lines_view(page)
@@ -57,12 +57,14 @@ def build_why_tab(page: Page) -> TabView:
 def build_lines_view(page: Page) -> TabView:
     with gr.Row():
         kind = ChoiceRadio(KIND_CHOICES, value="cross", label="Attention kind", scale=4, min_width=330)
-        layer = WholeSlider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer", scale=2, min_width=160)
+        layer = WholeSlider(1, page.cfg.n_decoder_layers, value=1, step=1, label="Layer", scale=2,
+                            min_width=160)
         heads = gr.CheckboxGroup(page.head_choices[1:], value=page.head_choices[1:], label="Heads", scale=4,
                                  min_width=300)
     caption = gr.Markdown(elem_id="lines-caption")
     lines = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="lines-html")
-    code_panel(MultiHeadAttention.forward, scaled_dot_product_attention)     # the softmax that makes the lines
+    # the softmax that makes the lines
+    code_panel(MultiHeadAttention.forward, scaled_dot_product_attention)
 
     @safe_view
     def draw_lines(trace, kind_v, layer_v, heads_v, look, large, scale, narrow=False):
@@ -90,7 +92,8 @@ def attribution_json(trace, attrs) -> dict:
 
 
 def progress_bar(progress):
-    """The translator's progress reports as Gradio's progress bar (None: no bar, e.g. an API call without one)."""
+    """The translator's progress reports as Gradio's progress bar (None: no bar, e.g. an API call without
+    one)."""
     if progress is None:
         return None
     return lambda done, total, what: progress((done, total), desc=what, unit="target × point rows")
@@ -105,7 +108,8 @@ def computed(translator: Translator, english, method, step=None, rival="", progr
         return translator.attribution(english, params.text(method, "method") or "both", step,
                                       params.text(rival, "rival piece"), progress=progress_bar(progress),
                                       estimate=estimate)
-    except ValueError as e:                 # the user's mistake (a limit, a wrong piece): no traceback in the log
+    except ValueError as e:
+        # the user's mistake (a limit, a wrong piece): no traceback in the log
         raise gr.Error(str(e), print_exception=False)
 
 
@@ -123,9 +127,9 @@ ESTIMATE_EVERY_S = 1.5      # a first estimate at once, then at most one redraw 
 
 def progressive_attribution(translator: Translator, draw):
     """The page's Compute: the attribution drawn as soon as a first estimate of every piece exists (Integrated
-    Gradients' first pass; seconds for a 30-word sentence), redrawn in place as it refines, then the final result.
-    The computation runs in a thread of its own (with this event's context: its progress bar) and hands each
-    estimate over; the answer is a generator, which Gradio streams to the page."""
+    Gradients' first pass; seconds for a 30-word sentence), redrawn in place as it refines, then the final
+    result. The computation runs in a thread of its own (with this event's context: its progress bar) and
+    hands each estimate over; the answer is a generator, which Gradio streams to the page."""
     def attribution_on_page(english, method, layer_v, look, large, scale, narrow, progress=gr.Progress()):
         results: queue.Queue = queue.Queue()
         last = [-1e9]
@@ -138,7 +142,8 @@ def progressive_attribution(translator: Translator, draw):
 
         def work():
             try:
-                results.put(("final", computed(translator, english, method, progress=progress, estimate=estimate)))
+                results.put(("final",
+                             computed(translator, english, method, progress=progress, estimate=estimate)))
             except BaseException as e:  # noqa: BLE001 - handed to the event, which raises it for the user
                 results.put(("error", e))
         threading.Thread(target=contextvars.copy_context().run, args=(work,), daemon=True,
@@ -165,8 +170,8 @@ def contrast_api(translator: Translator):
         attribution of log p(chosen) − log p(rival) to the source pieces (method: integrated_gradients,
         gradient_x_input or both), with the completeness check."""
         if step is None:                    # (None asks the translator for the plain attribution)
-            raise gr.Error("The step must be a whole number from 1 to the translation's number of steps; none was "
-                           "given.", print_exception=False)
+            raise gr.Error("The step must be a whole number from 1 to the translation's number of steps; "
+                           "none was given.", print_exception=False)
         return attribution_json(*computed(translator, english, method, step, rival))
     return contrast
 
@@ -181,10 +186,11 @@ def run_contrast(translator: Translator):
 
 
 def build_attribution_view(page: Page) -> list:
-    gr.Markdown("Is attention an explanation? Beside the cross-attention, how much each source piece's embedding "
-                "moved the probability of each target piece (red: up, blue: down), and how well the two agree "
-                "(Jain & Wallace 2019; Wiegreffe & Pinter 2019). Computed on request, once for everyone asking for the "
-                "same sentence: a bar shows each pass over the path as it runs, and your place in the queue while others' run.")
+    gr.Markdown("Is attention an explanation? Beside the cross-attention, how much each source piece's "
+                "embedding moved the probability of each target piece (red: up, blue: down), and how well "
+                "the two agree (Jain & Wallace 2019; Wiegreffe & Pinter 2019). Computed on request, once for "
+                "everyone asking for the same sentence: a bar shows each pass over the path as it runs, and "
+                "your place in the queue while others' run.")
     with gr.Row():
         method = RequiredRadio([("Both", "both"), ("Integrated Gradients", "integrated_gradients"),
                            ("Gradient × input", "gradient_x_input")], value="both", label="Method")
@@ -197,7 +203,8 @@ def build_attribution_view(page: Page) -> list:
         plots = [gr.Plot(show_label=False, label="Integrated Gradients", elem_id="attr-ig"),
                  gr.Plot(show_label=False, label="Cross-attention", elem_id="attr-cross")]
     with gr.Row():
-        plots += [gr.Plot(show_label=False, label="Gradient × input", elem_id="attr-gx"), gr.Plot(show_label=False, label="Agreement", elem_id="attr-agree")]
+        plots += [gr.Plot(show_label=False, label="Gradient × input", elem_id="attr-gx"),
+                  gr.Plot(show_label=False, label="Agreement", elem_id="attr-agree")]
     with gr.Accordion("Numbers (JSON)", open=False):
         numbers = gr.JSON(elem_id="attr-json")
     code_panel(attribution.target_function, attribution.point_scores, attribution.integrated_scores)
@@ -207,18 +214,23 @@ def build_attribution_view(page: Page) -> list:
         lk = look_of(look, large, scale, narrow)
         if res is None:
             return ("", *[empty_figure("Press “Compute attribution”.", lk.dark, lk.font) for _ in plots])
-        attrs = res["attributions"]          # the translator's cached objects: a room's 50 pages draw them once
+        # the translator's cached objects: a room's 50 pages draw them once
+        attrs = res["attributions"]
         return drawn_once("attribution", attrs[0], (tuple(a.method for a in attrs), int(layer_v or 1), look,
                                                     large, scale, narrow),
                           lambda: why_views.attribution_views(res["trace"], attrs, int(layer_v or 1), lk))
 
     ins = [result, layer, *page.look]
-    btn.click(progressive_attribution(page.translator, draw_attribution), [page.english, method, layer, *page.look],
-              [result, numbers, gap, *plots], api_name="attribution_on_page", api_visibility="undocumented",
-              concurrency_id="attribution", concurrency_limit=APP_ATTRIBUTION_CONCURRENCY, show_progress="full",
-              show_progress_on=[plots[0], plots[1]]).then(   # the queue position, then the bar, over the maps;
-        draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")  # then the layer
-    # and look as they are now (the estimates were drawn with those of the click; drawn_once: no second drawing)
+    # then the layer
+    btn.click(progressive_attribution(page.translator, draw_attribution),
+              [page.english, method, layer, *page.look], [result, numbers, gap, *plots],
+              api_name="attribution_on_page", api_visibility="undocumented", concurrency_id="attribution",
+              concurrency_limit=APP_ATTRIBUTION_CONCURRENCY, show_progress="full",
+              # the queue position, then the bar, over the maps;
+              show_progress_on=[plots[0], plots[1]]).then(
+        draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
+    # and look as they are now (the estimates were drawn with those of the click; drawn_once: no second
+    # drawing)
     gr.api(attribution_endpoint(page.translator), api_name="attribution", concurrency_id="attribution",
            concurrency_limit=APP_ATTRIBUTION_CONCURRENCY)
     for c in (layer, *page.look):
@@ -236,12 +248,14 @@ def rival_choices(trace, step_v):
 
 
 def build_contrast_view(page: Page, method, layer, plain, numbers) -> list:
-    """Why this piece and not that one: a step, a rival, and the attribution of the difference. Returns its Fit."""
-    gr.Markdown("**Why this piece and not another?** Pick a step and a rival piece: the bars show which source "
-                "pieces made the model prefer its choice to the rival (log p(chosen) − log p(rival)).")
+    """Why this piece and not that one: a step, a rival, and the attribution of the difference. Returns its
+    Fit."""
+    gr.Markdown("**Why this piece and not another?** Pick a step and a rival piece: the bars show which "
+                "source pieces made the model prefer its choice to the rival (log p(chosen) − log p(rival)).")
     with gr.Row():
         step = WholeSlider(1, 2, value=1, step=1, label="Step", elem_id="contrast-step", scale=2)
-        cand = ChoiceDropdown([], label="Rival: one of the step's candidates", elem_id="contrast-rival", scale=2)
+        cand = ChoiceDropdown([], label="Rival: one of the step's candidates", elem_id="contrast-rival",
+                              scale=2)
         typed = TextInput(label="…or type a rival piece", elem_id="contrast-typed", max_length=100, scale=2)
         btn = gr.Button("Why this and not that?", variant="primary", elem_id="contrast-btn", scale=1)
     caption = gr.Markdown(elem_id="contrast-caption")
@@ -252,7 +266,8 @@ def build_contrast_view(page: Page, method, layer, plain, numbers) -> list:
     def draw_contrast(res, plain_v, layer_v, look, large, scale, narrow=False):
         lk = look_of(look, large, scale, narrow)
         if res is None:
-            return "", empty_figure("Pick a step and a rival, then press “Why this and not that?”.", lk.dark, lk.font)
+            return "", empty_figure("Pick a step and a rival, then press “Why this and not that?”.", lk.dark,
+                                    lk.font)
         trace = res["trace"]
         same = plain_v is not None and plain_v["trace"].source.text == trace.source.text
         return (why_views.contrast_caption(res["contrasts"], trace),
@@ -270,7 +285,8 @@ def build_contrast_view(page: Page, method, layer, plain, numbers) -> list:
            concurrency_limit=APP_ATTRIBUTION_CONCURRENCY)
     btn.click(run_contrast(page.translator), [page.english, step, cand, typed, method], [result, numbers],
               api_name="contrast_on_page", api_visibility="undocumented", concurrency_id="attribution",
-              concurrency_limit=APP_ATTRIBUTION_CONCURRENCY, show_progress="full", show_progress_on=[plot]).then(
+              concurrency_limit=APP_ATTRIBUTION_CONCURRENCY, show_progress="full",
+              show_progress_on=[plot]).then(
         draw_contrast, ins, [caption, plot], api_visibility="undocumented", concurrency_id="draw")
     for c in (layer, *page.look):
         c.change(draw_contrast, ins, [caption, plot], api_visibility="undocumented", concurrency_id="draw")
@@ -278,9 +294,9 @@ def build_contrast_view(page: Page, method, layer, plain, numbers) -> list:
 
 
 def build_lens_view(page: Page) -> TabView:
-    gr.Markdown("**A lens through the decoder's layers**: what the decoder would predict if it stopped after layer "
-                "1, 2, …: the model's own output projection applied to each layer's output. Look for the layer "
-                "where the piece the model chose comes to the top and stays there.")
+    gr.Markdown("**A lens through the decoder's layers**: what the decoder would predict if it stopped after "
+                "layer 1, 2, …: the model's own output projection applied to each layer's output. Look for "
+                "the layer where the piece the model chose comes to the top and stays there.")
     step = WholeSlider(1, 2, value=1, step=1, label="Step", elem_id="lens-step")
     table = gr.HTML(f"<i>{NO_TRACE}</i>", elem_id="lens-html")
     plot = gr.Plot(show_label=False, label="Layer by layer", elem_id="lens-plot")
@@ -311,17 +327,20 @@ def piece_picker(labels, value) -> dict:
 
 
 def build_vectors_view(page: Page) -> TabView:
-    gr.Markdown("The vectors behind one score: a query vector and a key vector of one head, their element-wise "
-                "product, and its sum, the score before ÷√d_k. Below, a piece's input to layer 1.")
+    gr.Markdown("The vectors behind one score: a query vector and a key vector of one head, their "
+                "element-wise product, and its sum, the score before ÷√d_k. Below, a piece's input to layer "
+                "1.")
     kind, layer, head = one_head_row(page)
     with gr.Row():
-        query = ChoiceDropdown([("1", 1)], value=1, label="Query piece", filterable=False, elem_id="vectors-query")
+        query = ChoiceDropdown([("1", 1)], value=1, label="Query piece", filterable=False,
+                               elem_id="vectors-query")
         key = ChoiceDropdown([("1", 1)], value=1, label="Key piece", filterable=False, elem_id="vectors-key")
-        piece = ChoiceDropdown([("1", 1)], value=1, label="Source piece for the input to layer 1", filterable=False,
-                            elem_id="vectors-piece")
+        piece = ChoiceDropdown([("1", 1)], value=1, label="Source piece for the input to layer 1",
+                               filterable=False, elem_id="vectors-piece")
     numbers = gr.Markdown(elem_id="vectors-text")
     vec_plot = gr.Plot(show_label=False, label="Query, key and their product", elem_id="vectors-plot")
-    input_plot = gr.Plot(show_label=False, label="Embedding × √d_model + positional encoding", elem_id="input-plot")
+    input_plot = gr.Plot(show_label=False, label="Embedding × √d_model + positional encoding",
+                         elem_id="input-plot")
     code_panel(vectors.layer_inputs, vectors.head_vectors, Transformer.embed)
 
     @safe_view
@@ -331,10 +350,11 @@ def build_vectors_view(page: Page) -> TabView:
             return (NO_TRACE, *no_trace(lk, 2))
         maps = trace.attention(kind_v)
         layer_v, head_v = views.clamp(layer_v or 1, 1, maps.layers), views.clamp(head_v or 1, 1, maps.heads)
-        hv = page.translator.head_vectors(trace, kind_v, layer_v, head_v, views.query_labels(trace, maps), maps.keys)
+        hv = page.translator.head_vectors(trace, kind_v, layer_v, head_v, views.query_labels(trace, maps),
+                                          maps.keys)
         parts = page.translator.input_parts(trace)
-        return why_views.vectors_view(hv, parts, maps, int(q_v or 1), int(k_v or 1), int(piece_v or 1), lk.dark,
-                                      lk.font, trace.scaled)
+        return why_views.vectors_view(hv, parts, maps, int(q_v or 1), int(k_v or 1), int(piece_v or 1),
+                                      lk.dark, lk.font, trace.scaled)
 
     def fit(trace, kind_v, q_v=1, k_v=1, piece_v=1):
         if trace is None:
