@@ -52,7 +52,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "fast on 2 cores, bench/RESULTS.md; more cores may gain from them)")
     p.add_argument("--attribution-threads", type=int,
                    default=int(env("APP_ATTRIBUTION_THREADS", str(APP_ATTRIBUTION_THREADS))),
-                   help="intra-op threads for an attribution, run one at a time (default 0: one a core)")
+                   help="intra-op threads for an attribution, run one at a time (default 0: one per core)")
     p.add_argument("--queue-size", type=int, default=int(env("APP_QUEUE_SIZE", str(APP_QUEUE_SIZE))),
                    help="requests that may wait in the queue before new ones are turned away")
     p.add_argument("--status-update-rate", type=status_update_rate,

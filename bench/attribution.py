@@ -85,8 +85,8 @@ RULE_SENTENCES = ["The agreement on the European Economic Area was signed in Aug
 def uniform_tripling(tr: Translator, text: str, steps: int = 64, max_steps: int = IG_MAX_STEPS,
                      tolerance=0.02, delta=None):
     """The rule the app used before: the midpoint rule with `steps` equal steps for every target, tripled
-    (keeping the earlier points) for the targets whose completeness gap is above `tolerance`: scores (T, S),
-    points."""
+    (keeping the earlier points) for the targets whose completeness gap is above `tolerance`: scores
+    (T, S), points."""
     t = tr.trace(text)
     src, tgt_in, tgt_out, e = path_inputs(tr.model, t.source.ids, t.tgt_ids)
     n = tgt_out.numel()

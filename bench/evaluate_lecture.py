@@ -52,8 +52,8 @@ def normalise(text: str) -> str:
 
 
 def has_number(number: str, text: str) -> bool:
-    """Whether `text` holds `number` (digit groups split by spaces) as a whole: "10 000" is not in "110
-    000"."""
+    """Whether `text` holds `number` (digit groups split by spaces) as a whole:
+    "10 000" is not in "110 000"."""
     return re.search(r"(?<!\d)(?<!\d )" + re.escape(normalise(number)) + r"(?!\d| \d)",
                      normalise(text)) is not None
 

@@ -52,8 +52,8 @@ LOOKS = ["look=light&narrow=0", "look=light&narrow=1", "look=dark&narrow=0", "lo
 
 def plan(n: int, first: int = 0) -> list[dict]:
     """The presenter's changes: a sentence's steps 1-5, the explorer, the head summary, then the next
-    sentence. `first`: where in the list of sentences to start (a second run shows views the apps have not
-    built)."""
+    sentence. `first`: where in the list of sentences to start (a second run shows views the apps
+    have not built)."""
     out = []
     for i in range(n):
         k, j = divmod(i, 7)

@@ -1,6 +1,6 @@
 """Driving the app in Debian's Chromium through playwright (never a downloaded browser): the steps the
-browser tests take, shared with tools/screenshots.py and bench/record_browser.py, which import them from
-here."""
+browser tests take, shared with tools/screenshots.py and bench/record_browser.py, which import
+them from here."""
 from __future__ import annotations
 
 import re
@@ -23,35 +23,39 @@ QUIET_MS = 300   # settled: this long with no request, no pending event and no c
 
 # Added to every page the tests open (tests/conftest.py: browser): counts the app's requests in flight and the
 # queued events not yet completed (each /queue/join's event id, until its process_completed in the /queue/data
-# stream), and the time of the last request, message or change to the page. `window.__idle(ms)`: nothing in
-# flight and nothing changed for `ms`. Tests wait for it instead of sleeping a fixed time: a busy machine only
-# makes them wait longer, never read a figure before its redraw has landed.
+# stream; all of them when the stream breaks or reports an unexpected error), and the time of the last
+# request, message or change to the page. `window.__idle(ms, since)`: nothing in flight and nothing changed
+# for `ms`, counted from `since` at the earliest. Tests wait for it instead of sleeping a fixed time: a busy
+# machine only makes them wait longer, never read a figure before its redraw has landed.
 IDLE_JS = """(() => {
   if (window.__idle) return;
-  const fetch0 = window.fetch.bind(window), joined = new Set(), done = new Set();
+  const fetch0 = window.fetch.bind(window), pending = new Set(), early = new Set();
   let inflight = 0, last = performance.now();
   const touch = () => { last = performance.now(); };
+  const completed = (id) => { if (!pending.delete(id)) early.add(id); };   // (before its join was read)
   async function watch(stream) {
     const reader = stream.getReader(), dec = new TextDecoder();
     let buf = '';
-    for (;;) {
-      const {value, done: end} = await reader.read();
-      if (end) return;
-      buf += dec.decode(value, {stream: true}).replace(/\\r/g, '');
-      let i;
-      while ((i = buf.indexOf('\\n\\n')) >= 0) {
-        for (const line of buf.slice(0, i).split('\\n')) {
-          if (!line.startsWith('data:')) continue;
-          try {
-            const m = JSON.parse(line.slice(5));
+    try {
+      for (;;) {
+        const {value, done} = await reader.read();
+        if (done) return;
+        buf += dec.decode(value, {stream: true}).replace(/\\r/g, '');
+        let i;
+        while ((i = buf.indexOf('\\n\\n')) >= 0) {
+          for (const line of buf.slice(0, i).split('\\n')) {
+            if (!line.startsWith('data:')) continue;
+            let m = null;
+            try { m = JSON.parse(line.slice(5)); } catch (e) { continue; }
             if (m.msg === 'heartbeat') continue;
-            if (m.msg === 'process_completed' && m.event_id) done.add(m.event_id);
+            if (m.msg === 'process_completed' && m.event_id) completed(m.event_id);
+            if (m.msg === 'unexpected_error') pending.clear();   // no event id: none will complete
             touch();
-          } catch (e) { /* not JSON */ }
+          }
+          buf = buf.slice(i + 2);
         }
-        buf = buf.slice(i + 2);
       }
-    }
+    } catch (e) { pending.clear(); touch(); }   // the stream broke: nothing more will complete on it
   }
   window.fetch = async function (input, init) {
     const url = String((input && input.url) || input);
@@ -65,16 +69,20 @@ IDLE_JS = """(() => {
         return new Response(theirs, {status: r.status, statusText: r.statusText, headers: r.headers});
       }
       if (url.includes('/queue/join')) {
-        r.clone().json().then((j) => { if (j && j.event_id) joined.add(j.event_id); touch(); })
-          .catch(() => {});
+        r.clone().json().then((j) => {
+          if (j && j.event_id && !early.delete(j.event_id)) pending.add(j.event_id);
+          touch();
+        }).catch(() => {});
       }
       return r;
     } finally { inflight--; touch(); }
   };
   new MutationObserver(touch).observe(document, {subtree: true, childList: true, attributes: true,
                                                   characterData: true});
-  window.__idle = (ms) => inflight === 0 && [...joined].every((id) => done.has(id))
-                          && performance.now() - last >= ms;
+  window.__idle = (ms, since = 0) => inflight === 0 && pending.size === 0
+                                     && performance.now() - Math.max(last, since) >= ms;
+  window.__busy = () => `${inflight} requests in flight, ${pending.size} events pending, `
+                        + `last change ${Math.round(performance.now() - last)} ms ago`;
 })();"""
 
 
@@ -101,10 +109,15 @@ class IdleBrowser:
 def settle(page, quiet_ms: int = QUIET_MS) -> None:
     """Until the page has settled (IDLE_JS): every request answered, every queued event completed, nothing on
     the page changed for `quiet_ms`. A page opened without IDLE_JS waits SETTLE_S instead."""
-    if page.evaluate("() => typeof window.__idle === 'function'"):
-        page.wait_for_function(f"() => window.__idle({int(quiet_ms)})", timeout=WAIT_MS, polling=100)
-    else:
+    if not page.evaluate("() => typeof window.__idle === 'function'"):
         time.sleep(SETTLE_S)
+        return
+    since = page.evaluate("() => performance.now()")    # an action just taken may start its request later
+    try:
+        page.wait_for_function("([ms, since]) => window.__idle(ms, since)", arg=[int(quiet_ms), since],
+                               timeout=WAIT_MS, polling=100)
+    except Exception as e:  # noqa: BLE001  playwright's timeout: say what the page was still doing
+        raise AssertionError(f"the page did not settle: {page.evaluate('() => window.__busy()')}") from e
 
 
 def plots_in(page, elem_id):

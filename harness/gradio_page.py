@@ -1,8 +1,8 @@
 """A page driven as Gradio's frontend drives it, over raw HTTP + SSE: read ``/config``, keep every component's
 value, send an event's inputs to ``/gradio_api/queue/join`` (or ``/run/predict`` for unqueued events), read
 the answer from ``/queue/data``, then run what the browser runs next (the ``.then`` chain and the ``change``
-events of every output whose value changed). Used by tests/test_disk.py, bench/load_test.py and
-bench/ab_app_chain.py."""
+events of every output whose value changed). Used by tests/test_disk.py,
+bench/load_test.py and bench/ab_app_chain.py."""
 from __future__ import annotations
 
 import json

@@ -319,8 +319,8 @@ def test_play_shows_the_step_the_slider_shows_and_stops_at_the_end(browser, app_
 def test_a_tab_opened_while_a_translate_waits_shows_the_new_sentence(browser, app_url):
     """Open another tab right after pressing Translate (a long sentence: the answer comes after the tab's own
     draw): the Translate empties that tab, and the page, seeing another tab on screen than the one the
-    Translate drew, redraws it from the new sentence (ui/demo.py, MOVED_JS): the same figure a link to it
-    draws."""
+    Translate drew, redraws it from the new sentence (ui/demo.py, MOVED_JS): the same figure a link
+    to it draws."""
     from harness.browser import WAIT_MS, open_link, plots_in
     fig = """() => { const p = document.querySelector('#explorer-plot .js-plotly-plot');
       return p && p.data

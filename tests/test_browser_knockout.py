@@ -109,9 +109,9 @@ def test_knock_it_out_on_a_phone(browser, app_url):
     plots_in(page, "ko-patch-plot").wait_for(timeout=WAIT_MS)
     settle(page)
     assert too_wide(page) == []
-    table = page.evaluate("() => { const t = document.querySelector('.knockout-result "
-                          "table').getBoundingClientRect(); return [t.right, "
-                          "document.documentElement.clientWidth]; }")
+    table = page.evaluate("() => { const t = document.querySelector('.knockout-result table')"
+                          ".getBoundingClientRect();"
+                          " return [t.right, document.documentElement.clientWidth]; }")
     assert table[0] <= table[1] + 1, table                 # the two translations wrap within the screen
     for fig in ("ko-plot", "ko-rank-plot", "ko-patch-plot", "ko-patch-parts", "ko-patch-heads"):
         labels = page.evaluate(LABELS, fig)

@@ -2,8 +2,8 @@
 four panels (all on screen), the Lines view shows every key, Previous/Next stay on screen beside the step
 figures and the controls are 44 px touch targets; a phone turned to landscape redraws the figures for the
 wider screen. With a 30-piece sentence, no map's labels overprint one another (a tap on a cell names its
-pieces whole), nor the head summary's cell texts, and every control on every tab is at least 40 px both
-ways."""
+pieces whole), nor the head summary's cell texts, and every control on every tab is at least 40
+px both ways."""
 from __future__ import annotations
 
 import pytest
@@ -122,15 +122,15 @@ def test_turning_the_phone_redraws_for_the_wider_screen(phone):
 
 TAP_MIN_PX = 40
 # (tab, figure, what a tap on it should name): the maps of every view that draws one (the all-heads grid's
-# small multiples have no labels, only the L/H names around them), and How it learned's, drawn for a training
-# sentence
+# small multiples have no labels, only the L/H names around them), and How it learned's, drawn for
+# a training sentence
 MAPS = [("steps", "cross-step-plot", "source"), ("steps", "cross-steps-plot", "source"),
         ("explorer", "explorer-plot", "key"), ("explorer", "grid-plot", None),
         ("summary", "summary-plot", "entropy"), ("inside", "inside-plot", "key"),
         ("learned", "replay-plot", "key"), ("compare", "toy-maps", "reading")]
 
-# Every label of a figure (ticks, axis titles, the title, the colour bar's, the cell texts) with its box on
-# screen.
+# Every label of a figure (ticks, axis titles, the title, the colour bar's, the cell texts) with its
+# box on screen.
 LABELS = """(id) => {
     const gd = document.querySelector(`#${id} .js-plotly-plot`);
     const kind = (t) => t.closest('.xtick') ? 'x' : t.closest('.ytick') ? 'y' : t.closest('.colorbar') ? 'bar'
@@ -167,8 +167,8 @@ def drawn_for_phone(page, fig: str) -> None:
 
 def tap_a_cell(page, fig: str) -> str:
     """Tap the first row's cell under the longest piece (the one its label shortens most) in the figure's
-    first panel (in a bar chart, the middle of the tallest bar), and give back the hover label the tap
-    shows."""
+    first panel (in a bar chart, the middle of the tallest bar), and give back the hover label
+    the tap shows."""
     point = """(id) => {
         const gd = document.querySelector(`#${id} .js-plotly-plot`), fl = gd._fullLayout, tr = gd.data[0];
         const xa = fl.xaxis, ya = fl.yaxis, xs = tr.x || [], bar = tr.type === 'bar';
@@ -205,8 +205,8 @@ def long_phone(browser, app_url):
 def test_no_map_labels_overprint_on_a_phone_and_a_tap_names_the_pieces(long_phone):
     """Every map of a 29-piece sentence at 390 px: no tick label, axis title or colour-bar number overprints
     another (labels are shortened, thinned to every k-th and turned upright), enough of them are left to read
-    the axes, and a tap on a cell shows the hover label with both pieces whole (its axis label is cut with
-    "…")."""
+    the axes, and a tap on a cell shows the hover label with both pieces whole (its axis label is
+    cut with "…")."""
     page, shown = long_phone, None
     src = page.evaluate("() => [...document.querySelector('.pieces').querySelectorAll('.piece.src')]"
                         ".map(e => e.textContent.replace(/\\d+$/, ''))")
@@ -223,6 +223,9 @@ def test_no_map_labels_overprint_on_a_phone_and_a_tap_names_the_pieces(long_phon
         if fig == "grid-plot":
             continue
         assert len(xs) >= (6 if fig == "summary-plot" else 5) and len(ys) >= 5, (fig, xs, ys)
+        if fig == "toy-maps":        # the two maps stacked, the colour bar across the top: every digit named
+            n = page.evaluate("() => document.querySelector('#toy-maps .js-plotly-plot').data[0].x.length")
+            assert len(xs) == 2 * n, (xs, n)
         assert all(len(t) <= NARROW_LABEL_CHARS for t in xs + ys), (fig, xs, ys)
         hover = tap_a_cell(page, fig)
         assert names in hover, (fig, hover)

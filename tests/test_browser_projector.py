@@ -159,8 +159,8 @@ def test_inside_one_head_puts_at_most_two_panels_side_by_side(browser, app_url):
 
 def test_a_figure_goes_full_screen_and_comes_back(browser, app_url):
     """The button in a figure's corner shows it alone on the whole screen, redrawn to fill it; the ← → keys
-    still step the decoding (the figure stays full screen); Escape, or the button again, puts it back as it
-    was."""
+    still step the decoding (the figure stays full screen); Escape, or the button again, puts it back
+    as it was."""
     page = presenter_page(browser, app_url)
     figure = "#cross-steps-plot"
     box = lambda: page.locator(f"{figure} .js-plotly-plot").bounding_box()       # noqa: E731

@@ -1,6 +1,6 @@
 """The guided tour in Chromium: every stop opens its tab, outlines its part of the page on screen beside the
-card, and the tour can be walked back and closed; on a phone the card leaves the part it talks about
-visible."""
+card, and the tour can be walked back and closed; on a phone the card leaves the part it
+talks about visible."""
 from __future__ import annotations
 
 import json

@@ -96,8 +96,8 @@ def test_a_fit_of_the_greedy_translation_reads_it_behind_a_branch(tiny_translato
 
 def test_the_notes_of_a_translation_are_under_its_pieces_and_never_toasts(tiny_translator, monkeypatch):
     """Issue 43: every doubt note is shown once, in the pieces' HTML that the next Translate replaces; a toast
-    covered the French, stacked and outlived its sentence. An empty box, the user's own action, keeps its
-    toast."""
+    covered the French, stacked and outlived its sentence. An empty box, the user's own action,
+    keeps its toast."""
     import html
 
     from ui.events import translate_callback

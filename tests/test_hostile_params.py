@@ -68,8 +68,8 @@ def test_the_api_refuses_each_bad_value_with_a_clear_message(tiny_translator):
 
 def test_the_causal_endpoints_refuse_each_bad_value_with_a_clear_message(tiny_translator):
     """/knockout, /head_importance and /patching (issue 40): the same bad values; text that is text may be
-    translated (an English sentence can hold "<img src=x>"), anything refused is refused in one clear
-    message."""
+    translated (an English sentence can hold "<img src=x>"), anything refused is refused in
+    one clear message."""
     from ui.tabs.knockout import importance_api, knockout_api, patching_api
     knockout, importance, patch = (knockout_api(tiny_translator), importance_api(tiny_translator),
                                    patching_api(tiny_translator))

@@ -46,7 +46,8 @@ TORCH_FREE = ["transformer.config", "transformer.params", "transformer.pieces", 
               "transformer.viz.steering", "transformer.viz.learning", "transformer.viz.links",
               "transformer.viz.analysis", "transformer.viz.figure", "transformer.viz.plots",
               "transformer.viz.positional_plots", "transformer.viz.style", "transformer.viz.layer",
-              "transformer.viz.votes", "transformer.viz.toy", "ui.settings"]
+              "transformer.viz.votes", "transformer.viz.toy", "transformer.viz.narrow",
+              "transformer.viz.inside_plots", "transformer.viz.presenter", "ui.settings"]
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:

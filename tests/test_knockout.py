@@ -274,8 +274,8 @@ def test_translator_facade(tiny_translator):
 
 def test_the_page_computes_an_experiment_once_for_everyone_asking_at_once(tiny_translator, monkeypatch):
     """A room's followers (four looks) and the presenter's redraws ask for the same knock-out at the same
-    moment: one computation, the others wait for it; a part list that cannot run is answered with its
-    reason."""
+    moment: one computation, the others wait for it; a part list that cannot run is answered
+    with its reason."""
     import threading
     import time as _time
     from ui.tabs.knockout import CausalCache

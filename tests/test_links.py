@@ -65,8 +65,8 @@ def test_the_compare_views_choice_round_trips_and_a_wrong_one_is_named():
 
 def test_notes_that_quote_a_links_values_never_carry_its_html():
     """Issue 38, item 5: a crafted link put '<a href=//ev.il>' or an outside '<img>' on the page through the
-    notes that quote its values. The notes are shown under the pieces (ui/links.py) through events.notes_html,
-    escaped."""
+    notes that quote its values. The notes are shown under the pieces (ui/links.py)
+    through events.notes_html, escaped."""
     from ui.events import notes_html
     evil = '<a href=//ev.il>Log in</a><img src=//ev.il/x.png>'
     params = {name: evil for name in ("tab", "step", "layer", "kind", "head", "mode", "scale", "choice")}
@@ -90,3 +90,17 @@ def test_knock_it_outs_values_travel_in_a_link_checked():
     q, notes = parse_query({"knockout": "a nose", "method": "half", "rank": "-1", "at": "²"}, ["steps"], "x",
                            "steps")
     assert (q.knockout, q.method, q.rank, q.at) == (None, None, None, None) and len(notes) == 4
+
+
+def test_a_link_to_a_companion_model_that_is_gone_says_so():
+    q, notes = parse_query({"tab": "compare", "variant": "baseline"}, TABS + ["compare"], "t", "steps")
+    assert q.choice is None and len(notes) == 1 and "no longer bundled" in notes[0]
+
+
+def test_a_follower_reads_which_design_choice_the_compare_view_shows():
+    from types import SimpleNamespace
+
+    from ui.follow import FollowerViews
+    control = object()
+    tab = SimpleNamespace(link={"choice": control}, controls=[control])
+    assert FollowerViews.where(tab, ["scale"], 0) == "Scaling the scores by √d_k"

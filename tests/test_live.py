@@ -388,8 +388,8 @@ def test_joining_a_lecture_by_its_code(browser, app_url):
 
 def test_the_presenter_folds_the_room_panel(browser, app_url):
     """Presenter mode with a session running: the room panel opens with its QR code, folds to one line (code
-    and link) and opens again; folded, every tab's first figure starts in the top 600 px of a 1080p
-    projector."""
+    and link) and opens again; folded, every tab's first figure starts in the top 600 px of
+    a 1080p projector."""
     from harness.browser import WAIT_MS, open_link, show_tab
     presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(presenter, app_url,
@@ -416,8 +416,8 @@ def test_the_presenter_folds_the_room_panel(browser, app_url):
     assert box["height"] <= 1.5 * line["height"] + 12
     assert "/?follow=" in summary.inner_text() and \
         presenter.locator("#live-panel .live-link b").inner_text() == code
-    # whole
-    assert presenter.locator("#live-panel .live-link").evaluate("(e) => e.scrollWidth <= e.clientWidth + 1")
+    assert presenter.locator("#live-panel .live-link").evaluate(
+        "(e) => e.scrollWidth <= e.clientWidth + 1")   # whole
     for tab in ("steps", "explorer", "summary", "inside"):
         show_tab(presenter, tab)
         top = presenter.evaluate(first_figure)

@@ -363,8 +363,8 @@ def test_a_lone_word_marker_is_named():
 def test_a_quote_in_a_piece_is_drawn_as_a_quote_and_markup_stays_escaped():
     """Plotly's SVG text decodes &lt; &gt; &amp; (and a few named entities more) and numeric entities, not
     &quot;: a piece holding a quote was drawn as "&quot;". Quotes now go to Plotly as they are (they mean
-    nothing outside a tag), while < > & stay escaped: the top-10 chart, the beam tree, every tick label and
-    hover."""
+    nothing outside a tag), while < > & stay escaped: the top-10 chart, the beam tree, every tick
+    label and hover."""
     from transformer.steering import BeamHypothesis, BeamNode, BeamResult
     from transformer.trace import Source
     from transformer.viz import steering
@@ -712,8 +712,8 @@ def test_the_head_summary_on_a_phone_is_turned_and_its_texts_fit_their_cells():
 
 def test_notes_on_a_phone_wrap_to_the_column_and_keep_clear_of_the_title():
     """The positional map's note over the plot's top right ("outlined: your input…") wrapped from the plot's
-    left edge, the top margin grown by its lines with the title kept where it stood; an empty figure's message
-    wrapped."""
+    left edge, the top margin grown by its lines with the title kept where it stood; an empty
+    figure's message wrapped."""
     fig = positional_plots.positional_heatmap(sinusoidal_encoding(64, 256), 29)
     top, height = fig.layout.margin.t, fig.layout.height
     narrow.for_narrow(fig)

@@ -85,8 +85,8 @@ def large_figures(tiny_translator, bundled_checkpoint):
 
 def test_every_presenter_figure_writes_every_text_at_the_projectors_least_size(large_figures):
     """Titles, ticks, axis titles, legends, colour bars, annotations, cell values: none under 28 px, none left
-    to Plotly's automatic size (a heatmap's cell values shrink to their cells); a bar's value is never
-    shrunk."""
+    to Plotly's automatic size (a heatmap's cell values shrink to their cells); a bar's value
+    is never shrunk."""
     assert PRESENTER_FONT >= LEAST
     for view, figs in large_figures.items():
         for fig in figs:

@@ -26,12 +26,9 @@ def named_paths() -> set[Path]:
         names = re.findall(r"`([^`]+)`", files)
         base = None
         for name in names:
-            if base is None or "/" in name and not name.startswith(("static/", "tabs/")) and \
-                    (ROOT / name.split("/")[0]).exists():
-                path = ROOT / name
-                base = path.parent if not name.endswith("/") else path.parent
-            else:
-                path = base / name
+            top = name.split("/")[0]
+            path = ROOT / name if base is None or ("/" in name and (ROOT / top).is_dir()) else base / name
+            base = base if base is not None else path.parent
             out.add(path)
     return out
 

@@ -149,8 +149,8 @@ def test_gradio_sums_up_its_events_and_sends_queue_positions_rarely(tiny_transla
         # queue positions: each waiting request every APP_STATUS_UPDATE_RATE seconds (and at once when it
         # joins), not all of them each time any request starts (Gradio's "auto")
         assert demo._queue.live_updates is False and demo._queue.update_intervals == APP_STATUS_UPDATE_RATE
-        # sessions kept: the app's cap, not Gradio's 10,000 (issue 38: each session keeps a trace and a page
-        # config)
+        # sessions kept: the app's cap, not Gradio's 10,000 (issue 38: each session keeps a trace and
+        # a page config)
         from ui.settings import APP_MAX_SESSIONS
         assert demo.state_session_capacity == APP_MAX_SESSIONS < 10_000
         assert demo.server_app.state_holder.capacity == APP_MAX_SESSIONS       # what the server actually uses

@@ -351,8 +351,8 @@ def test_chunks_of_any_size_give_the_same_attribution(tiny_model, monkeypatch):
 def test_the_refinement_is_still_integrated_gradients(tiny_model, monkeypatch):
     """The adaptive refinement (intervals cut in three where their own completeness gap is largest, the middle
     third keeping its point) computes the same integral as many equal steps: against 2,187 of them in float64,
-    on a target set refined unevenly. A slip in the bookkeeping (a third's width, a point's weight) fails
-    it."""
+    on a target set refined unevenly. A slip in the bookkeeping (a third's width, a point's
+    weight) fails it."""
     import transformer.probes.attribution as A
     model = tiny_model.eval().double()
     # this model's changes are small: the relative rule decides
@@ -427,7 +427,7 @@ def test_contrast_and_lens_views_draw(translator, trace):
 
 def test_an_attribution_may_use_more_threads_and_puts_the_setting_back(tiny_model):
     """The app runs attributions one at a time with one intra-op thread per core
-    (translator.intra_op_threads): the same numbers, and the setting as it was afterwards."""
+    (serving/resources.py: intra_op_threads): the same numbers, and the setting as it was afterwards."""
     from transformer.serving.resources import intra_op_threads
     model = tiny_model.eval().double()
     args = ([5, 9, 11, 7, 3], [6, 12, 8, 3], "integrated_gradients", ["x"] * 5, ["y"] * 4)

@@ -124,8 +124,8 @@ class HeadImportance:
 @dataclass(frozen=True)
 class PatchMap:
     """Sentence A's run with one part copied from sentence B's run (same decoder input: A's translation up to
-    the step), part by part: how p(the piece) at that step moves. Restored share: (p_patched − p_A) / (p_B −
-    p_A)."""
+    the step), part by part: how p(the piece) at that step moves.
+    Restored share: (p_patched − p_A) / (p_B − p_A)."""
 
     text_a: str
     text_b: str

@@ -87,8 +87,8 @@ class Attribution:
     @property
     def unsettled(self) -> tuple[int, ...]:
         """Targets (0-based) whose strongest source piece is not settled: the two largest |attributions|
-        differ by less than the target's remaining completeness gap, the size of the error the path's points
-        leave."""
+        differ by less than the target's remaining completeness gap, the size of the error the
+        path's points leave."""
         out = []
         for t, row in enumerate(np.abs(self.scores)):
             if row.size > 1:

@@ -114,8 +114,8 @@ def build_demo(translator: Translator, checkpoint: Path, concurrency: int = APP_
                      else concurrency)
 
         # A new trace (Translate, a picked sentence or example, a link at page load) comes with its views in
-        # the same event: the tabs' fits and the visible tab's figures (NewTraceViews), one request per
-        # Translate.
+        # the same event: the tabs' fits and the visible tab's figures (NewTraceViews), one
+        # request per Translate.
         fresh = NewTraceViews.of(page, tabs, current_tab, drawn)
         translated, drawn_tab, moved_on = wire_translate(translator, parts, fresh, result_outputs, redraw,
                                                          model)

@@ -35,8 +35,8 @@ def translate_callback(translator: Translator):
             gr.Warning(msg)
             return None, "", msg, "", gr.update()
         # Its notes (doubts on the input or the output) are in the pieces' HTML, under the translation they
-        # are about, and go with it at the next Translate; a toast would cover the French, stack and outlive
-        # them.
+        # are about, and go with it at the next Translate; a toast would cover the French, stack
+        # and outlive them.
         return (trace, trace.translation, views.run_info(trace), views.pieces_html(trace),
                 slider_update(len(trace.steps)))
     return run_translate

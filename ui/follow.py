@@ -32,6 +32,7 @@ from transformer.viz.figure import COLORSCALES, DEFAULT_SCALE
 from transformer.votes import Question
 
 from .links import link_updates
+from .train_live import CHOICE_LIST
 from .page import KIND_CHOICES, Page, TabView, update_value
 from .rooms import RoomView
 from .tabs import DEFAULT_TAB, TAB_IDS, TABS
@@ -43,6 +44,7 @@ FRAMES_KEPT = 48                 # views x looks kept per process (a lecture's l
 SKIPPED_OUTPUTS = {"kv-cache"}
 MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")   # markup in a view's text stays text
 KIND_WORDS = {kind: f"{label.lower()}-attention" for label, kind in KIND_CHOICES}   # "encoder self-attention"
+TOY_TITLES = {name: title for title, name in CHOICE_LIST}   # Compare's design choices, by link value
 VEILED = ("tab", "title", "where", "text")   # what a follower is sent of the view while a question is open
 TITLES = {tab_id: title for title, tab_id, _ in TABS} | {"about": "About the model"}
 
@@ -128,6 +130,8 @@ class FollowerViews:
             words.append(f"switched off: {by_key['knockout']} ({by_key.get('method') or 'zero'})")
         if by_key.get("b"):
             words.append(f"patched from: {by_key['b']}")
+        if by_key.get("choice"):                          # Compare's design choice
+            words.append(TOY_TITLES.get(str(by_key["choice"]), str(by_key["choice"])))
         return " · ".join(words)
 
     @staticmethod
@@ -188,8 +192,8 @@ class ViewFrames:
 
     def veiled(self, view: RoomView, look: Look, body: bytes) -> bytes:
         """The view while the room answers a question: its title, where it stands and the English only (no
-        French, no figures, no notes, no way to open it: any of them may give the answer away), made once per
-        view."""
+        French, no figures, no notes, no way to open it: any of them may give the answer away), made
+        once per view."""
         key = self.key(view, look)
         if key not in self._veiled:
             full = json.loads(body)

@@ -71,8 +71,8 @@ def build_input_section(extras: Callable[[], list]):
     return text, go_btn, [french, info, pieces], (link_btn, link_box), look, live
 
 
-# A student types the code the presenter projects: a plain form (no Gradio event), answered by the follower's
-# page.
+# A student types the code the presenter projects: a plain form (no Gradio event), answered by
+# the follower's page.
 JOIN_HTML = ('<form class="join-form" action="/" method="get" autocomplete="off"><label for="join-code">Join '
              'a lecture</label><input id="join-code" name="follow" placeholder="code" maxlength="12" '
              'autocapitalize="characters" spellcheck="false" required pattern="\\s*[A-Za-z0-9]{4,12}\\s*" '
@@ -126,8 +126,8 @@ def build_display_section(cfg: ModelConfig, trace_state: gr.State, look, large) 
 
     report_btn.click(make_report, [trace_state, look, large, scale], report_file,
                      api_visibility="undocumented", concurrency_id="draw")
-    # a phone's width (set by ui/static/screen.js at load and when the screen turns): figures stack their
-    # panels
+    # a phone's width (set by ui/static/screen.js at load and when the screen turns): figures
+    # stack their panels
     narrow = gr.Checkbox(False, label="Narrow screen", elem_id="narrow-screen", elem_classes="offscreen",
                          container=False)
     return [look, large, scale, narrow]

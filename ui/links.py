@@ -87,8 +87,8 @@ def link_loader(translator: Translator, page: Page, tabs: list[TabView]):
     return load, [c for _, c in controls]
 
 
-# The old link hidden in the browser: no request to the server (a lecture's 100 Translates, 100 fewer
-# requests).
+# The old link hidden in the browser: no request to the server (a lecture's 100 Translates,
+# 100 fewer requests).
 HIDE_LINK_JS = "() => ({__type__: 'update', value: '', visible: false})"
 
 

@@ -112,8 +112,8 @@ def held(room_v, keys=None) -> Optional[tuple[str, str]]:
 class LiveRooms:
     """The presenter's side of live sessions in one app process: start (or resume) a room, publish the page's
     view to it (coalesced to one publish per PUBLISH_MIN_S; taken up again under its code when a restart lost
-    it), end it. The room's (code, secret) lives in the presenter's browser, so it outlives the app
-    process."""
+    it), end it. The room's (code, secret) lives in the presenter's browser, so it outlives
+    the app process."""
 
     def __init__(self, page: Page, tabs: list, rooms: RoomStore, watch: RoomWatch,
                  limits: RoomLimits) -> None:
@@ -317,8 +317,8 @@ def wire_live(demo, page: Page, tabs: list, current_tab, rooms: RoomStore, watch
     presenting = ("() => { setTimeout(() => document.body.classList.toggle('presenting', "
                   "!!document.querySelector('#live-panel .live-room')), 0); }")
     demo.load(live.check, room, [room, start_btn, note], **quiet)
-    # While a room runs, the presenter's page carries the class "presenting": only then does a change send
-    # anything.
+    # While a room runs, the presenter's page carries the class "presenting": only then does a
+    # change send anything.
     start_btn.click(live.start, room, live_outputs, **quiet).then(None, None, None, js=presenting, **quiet)
     end_btn.click(live.end, room, live_outputs, **quiet).then(None, None, None, js=presenting, **quiet)
     inputs = [room, page.trace, page.text, current_tab, page.look[2], note, *controls]
@@ -337,8 +337,8 @@ def wire_live(demo, page: Page, tabs: list, current_tab, rooms: RoomStore, watch
     def tick(request: gr.Request, *args):
         return live.publish(*args, timer_tick=True, request=request)
     # The values as the page sent them (preprocess=False): after a restart of the app a control's range is
-    # back to the one it was built with (a step slider's 1-2), and the page's own step 7 must still reach the
-    # room.
+    # back to the one it was built with (a step slider's 1-2), and the page's own step 7 must still
+    # reach the room.
     raw = dict(preprocess=False, show_progress="hidden", **quiet)
     send_btn.click(publish, inputs, live_outputs, trigger_mode="always_last", **raw).then(
         None, None, None, js=presenting, **quiet)

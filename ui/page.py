@@ -190,8 +190,8 @@ class Fit:
     """What a tab resets when a new trace arrives: ``fn(trace, *inputs)`` gives the updates of ``outputs``
     (slider ranges, pickers). ``after_branch``: also after a what-if branch, going back or your French (a fit
     without it always reads the greedy translation). ``deferrable``: a tab off screen runs it when opened
-    (every gr.update costs Gradio a new component: a lecture's 100 Translates would rebuild every tab's
-    pickers)."""
+    (every gr.update costs Gradio a new component: a lecture's 100 Translates would rebuild
+    every tab's pickers)."""
 
     fn: Callable
     inputs: list

@@ -54,8 +54,8 @@ class RoomLimits:
     def missed(self, client: str, code: str) -> int:
         """`client` asked for `code`, which names no room: past MISSES_PER_CLIENT different codes it is locked
         out for LOCKOUT (returns the seconds it is locked out, 0 if it is not). The same code asked again does
-        not count again within the window: the pages of a class waiting for a room a restart lost poll its
-        code."""
+        not count again within the window: the pages of a class waiting for a room a restart lost
+        poll its code."""
         if not self.window.test(self.seen, "asked", client, code):
             return 0
         self.window.hit(self.seen, "asked", client, code)

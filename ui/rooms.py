@@ -149,8 +149,7 @@ class RoomStore(Protocol):
     def read(self, code: str) -> Optional[RoomView]: ...
     def end(self, code: str, secret: str) -> None: ...
     def known(self, code: str) -> bool: ...                      # was this a room (in the last ENDED_KEPT_S)?
-    # the room answers (ui/votes.py): only the secret asks, closes and reveals; a student answers an open
-    # question
+    # the room answers (ui/votes.py): only the secret asks, closes and reveals; a student answers an open one
     def ask(self, code: str, secret: str, question: dict) -> dict: ...    # the question with its id, open
     # True: replaced an earlier one
     def answer(self, code: str, qid: int, student: str, key: str) -> bool: ...

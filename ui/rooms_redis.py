@@ -21,8 +21,8 @@ class RedisRooms:
     expiry that caps how many there are. Making, adopting, publishing and ending a room are each one atomic
     script: no room is ever half written."""
 
-    # KEYS: room, known, index. ARGV: secret digest, first version, unused_s, known_s, now, max rooms,
-    # adopting.
+    # KEYS: room, known, index. ARGV: secret digest, first version, unused_s, known_s, now,
+    # max rooms, adopting.
     CREATE = """
     if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
     if ARGV[7] == '1' and redis.call('GET', KEYS[2]) == 'ended' then return -2 end

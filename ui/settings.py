@@ -1,6 +1,6 @@
 """The web app's server settings (no gradio here: the benchmarks read them too). The model's sizes and the
-limits of one translation are in transformer/config.py; the shared caches' and the batcher's sizes beside
-them."""
+limits of one translation are in transformer/config.py; the shared caches' and the batcher's
+sizes beside them."""
 from __future__ import annotations
 
 import logging
@@ -19,8 +19,8 @@ APP_ATTRIBUTION_THREADS = 0 # intra-op threads for an attribution (run one at a 
 APP_ATTRIBUTION_CONCURRENCY = 16   # attribution requests handled at once: one computes (the translator's
                                    # lock), the others wait for its result or find theirs cached
 APP_CAUSAL_CONCURRENCY = 2  # knock-outs, head rankings and patchings at once (Knock it out; each ~0.2-1.2 s
-                            # of every core): their own pool, so a class ranking heads does not hold back its
-                            # Translates
+                            # of every core): their own pool, so a class ranking heads does not hold
+                            # back its Translates
 APP_QUEUE_SIZE = 256        # requests that may wait before new ones are turned away
 APP_REDRAW_CONCURRENCY = 4  # figure redraws at once
 # drawn views kept for every user looking at the same trace the same way (page.DRAWS)
@@ -53,8 +53,8 @@ PLAY_SPEEDS = [("0.5 s/step", 0.5), ("1 s/step", 1.0), ("2 s/step", 2.0), ("3 s/
 def forwarded_hops() -> int:
     """Proxies in front of the app whose X-Forwarded-For entries are trusted, to tell clients apart for the
     room limits (ui/room_limits.py): APP_FORWARDED_HOPS in the environment, else 1 on a Hugging Face Space
-    (every request comes from its proxy, which appends the client's address), else 0 (the connection's own
-    address)."""
+    (every request comes from its proxy, which appends the client's address), else 0 (the
+    connection's own address)."""
     raw = os.environ.get("APP_FORWARDED_HOPS", "").strip()
     if raw.isdigit():
         return int(raw)

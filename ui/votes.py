@@ -246,8 +246,8 @@ def wire_votes(panel: VotePanel, live: LiveRooms, page: Page, tabs: list, curren
     steps = next(t for t in tabs if t.tab_id == "steps")
     quiet = dict(api_visibility="private", show_progress="hidden")
     seen = gr.State(None)
-    # the room this browser ran last: its questions download after its end too (and after a reload of the
-    # page)
+    # the room this browser ran last: its questions download after its end too (and after a reload
+    # of the page)
     last_room = gr.BrowserState(None, storage_key=LAST_ROOM_KEY,
                                 secret=os.environ.get("APP_BROWSER_STATE_KEY", LAST_ROOM_KEY))
     timer = gr.Timer(COUNT_EVERY_S, active=False)
@@ -275,8 +275,8 @@ def wire_votes(panel: VotePanel, live: LiveRooms, page: Page, tabs: list, curren
     timer.tick(votes.count, [live.room, seen, *look], shown, queue=False, **quiet).then(
         None, None, None, js=HIDING_JS, queue=False, **quiet)
     panel.hide.change(None, None, None, js=HIDING_JS, queue=False, **quiet)
-    # a resumed session (the presenter's page reloaded, the app restarted) shows the room's question as it
-    # stands
+    # a resumed session (the presenter's page reloaded, the app restarted) shows the room's question
+    # as it stands
     start_btn.click(votes.count, [live.room, seen, *look], shown, queue=False, **quiet).then(
         None, None, None, js=HIDING_JS, queue=False, **quiet)
     panel.export.click(votes.download, [live.room, last_room], panel.files, concurrency_id="votes", **quiet)

@@ -95,8 +95,8 @@ class AttentionRecorder:
     """The decoder's attention of a batch, step by step: one numpy copy per layer and step of the query rows
     of the sentences still decoding, cut per sentence at the end (``maps``) to what that sentence computed.
     Decoder self-attention rows go into a (T, T) matrix: future probabilities stay 0, and the future cells'
-    scores (which the KV cache never computes) come from one teacher-forced pass at the end
-    (``add_future_scores``)."""
+    scores (which the KV cache never computes) come from one teacher-forced pass at
+    the end (``add_future_scores``)."""
 
     def __init__(self, layers: int, heads: int) -> None:
         self.layers, self.heads = layers, heads
@@ -116,8 +116,8 @@ class AttentionRecorder:
 
     def add_future_scores(self, dec: DecoderOutput) -> None:
         """Decoder self-attention scores of a teacher-forced pass over every sentence's prefix (padded at the
-        end: a query never sees a later key before the mask, so padding changes none of a sentence's
-        cells)."""
+        end: a query never sees a later key before the mask, so padding changes none of
+        a sentence's cells)."""
         self.full = [sw.scores.float().cpu().numpy() for sw in dec.self_attentions]
 
     def maps(self, b: int, T: int, tgt_in: list[str],

@@ -28,8 +28,8 @@ from .transformer import DecoderCache, Transformer
 
 def _decoder_maps(dec, tgt_in: list[str], src_pieces: list[str]) -> tuple[AttentionMaps, AttentionMaps]:
     """The full pass's decoder attention (batch of 1) as the trace holds it: future probabilities 0, and the
-    future cells' scores QKᵀ/√d_k before the mask (as a greedy trace has them, so the mask is seen at
-    work)."""
+    future cells' scores QKᵀ/√d_k before the mask (as a greedy trace has them, so the mask is
+    seen at work)."""
     stack = lambda ws, attr: torch.stack([getattr(w, attr)[0] for w in ws]).float().cpu().numpy()
     decoder = AttentionMaps("decoder", stack(dec.self_attentions, "probs"),
                             stack(dec.self_attentions, "scores"), tgt_in, tgt_in)

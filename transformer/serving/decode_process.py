@@ -148,8 +148,8 @@ class DecodeProcesses:
                 out = self._pools[i].submit(_run, list(items)).result(timeout=BATCH_TIMEOUT_S)
             # (a process that died or hangs, a pool shut down, a result that
             except Exception as e:  # noqa: BLE001
-                # could not travel back: `_run` hands each sentence's own failure back as its result, not
-                # raised)
+                # could not travel back: `_run` hands each sentence's own failure back as its
+                # result, not raised)
                 self._replace(i, e)
                 out = []                  # one at a time: a sentence that kills its process fails only itself
                 for item in items:

@@ -38,8 +38,8 @@ def intra_op_threads(n: Optional[int]):
     """Run the block with `n` intra-op threads in this thread (None: as set), then put the setting back. The
     app serves translations with one thread each (many at once share the cores) but runs attributions one at a
     time (a room's requests share one computation), so an attribution may use every core. Part of the setting
-    is process-wide (MKL's): a translation running meanwhile may use the extra threads too, hence the
-    reset."""
+    is process-wide (MKL's): a translation running meanwhile may use the extra threads too,
+    hence the reset."""
     import torch
     before = torch.get_num_threads()
     if not n or n == before:

@@ -88,8 +88,8 @@ class TraceCache:
 
     Bounded twice: at most ``maxsize`` entries and at most ``maxbytes`` bytes (``nbytes``), the least recently
     used going first; a result larger than ``maxbytes`` alone is returned but not kept. Long inputs make
-    traces a hundred times larger than short ones, so a bound in entries alone lets input choose the
-    memory."""
+    traces a hundred times larger than short ones, so a bound in entries alone lets input
+    choose the memory."""
 
     def __init__(self, maxsize: int = TRACE_CACHE_SIZE,
                  keep: Callable[[TranslationTrace], bool] = lambda t: True,
@@ -148,8 +148,8 @@ class TraceCache:
 
     def _evicted(self, key, value) -> None:
         """A trace leaves the cache: users' sessions may still hold it, so its attention maps let go of their
-        arrays (``AttentionMaps.release``) and get them back, made again through this cache, if they are
-        read."""
+        arrays (``AttentionMaps.release``) and get them back, made again through this cache, if
+        they are read."""
         self._evictions += 1
         make = self._makers.pop(key, None)
         if make is None or not isinstance(value, TranslationTrace):

@@ -96,8 +96,8 @@ class Translator:
                         threads: int) -> Optional[DecodeProcesses]:
         """The decoding processes, or None (decode here): none asked for, a GPU (each process would hold a
         CUDA context and a copy of the model, and they would take turns on the one GPU), or they failed to
-        start (said in the log; the app still serves). No more processes than batcher workers: one would sit
-        idle."""
+        start (said in the log; the app still serves). No more processes than batcher workers: one
+        would sit idle."""
         if processes <= 0 or self.device.type != "cpu":
             return None
         try:

@@ -264,8 +264,8 @@ def large_number_pairs(pairs: Sequence[Pair], n: int, rng: random.Random) -> lis
     """n pairs with a count of 1,000 or more ('100,000' / '100 000'): half from the frames with a count, half
     from corpus pairs whose two sides write the same number in digits (that number replaced). The other
     generated numbers stay under 1,000, and the generated numbers test draws only those. A time ("5 o'clock",
-    "at 5"), a label ("head 4", "room 12"), a mark ("19 out of 20") or a range ("2 or 3 years") is left
-    alone."""
+    "at 5"), a label ("head 4", "room 12"), a mark ("19 out of 20") or a range ("2 or 3 years")
+    is left alone."""
     frames = [f for f in FRAMES if "{N}" in f[0]]
     digit_pairs = []
     for en, fr in pairs:

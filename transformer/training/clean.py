@@ -57,8 +57,8 @@ def _number_value(written: str) -> str:
 
 def numbers(text: str) -> Counter:
     """The numbers written in digits, as values: thousands' separators removed, the decimal mark a point
-    ('1,000.5 and 3' -> {'1000.5': 1, '3': 1}; '1 000,5' alike; '2019 150' is two numbers; '1.5' is not
-    '15')."""
+    ('1,000.5 and 3' -> {'1000.5': 1, '3': 1}; '1 000,5' alike; '2019 150' is two numbers; '1.5'
+    is not '15')."""
     return Counter(_number_value(m) for m in _NUMBER.findall(text))
 
 
@@ -134,8 +134,8 @@ def reason(en: str, fr: str, index: Optional[EvalIndex], lang: Optional[Language
 def clean_pairs(pairs: Iterable[tuple[str, str]], index: Optional[EvalIndex], lang: Optional[LanguageCheck],
                 filters: bool = True) -> tuple[list[tuple[str, str]], Counter, list[tuple[str, str]]]:
     """The pairs kept, how many went for each reason, and the pairs the filters dropped (evaluation matches
-    not among them: the control of an A/B trains on kept + these). filters=False drops evaluation matches
-    only."""
+    not among them: the control of an A/B trains on kept + these). filters=False drops
+    evaluation matches only."""
     kept, dropped, seen, filtered = [], Counter(), set(), []
     for en, fr in pairs:
         why = reason(en, fr, index, lang) if filters else \

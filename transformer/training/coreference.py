@@ -59,8 +59,8 @@ PLACES = [Noun(*x) for x in [
 ]]
 
 # What only a place is too much of, and what only an animal is. (Cycle 15 trained on these lists with four
-# more, dropped after it as ambiguous: "long" and "dangerous" fit a snake or a wolf too, "weak" and "old" a
-# bridge.)
+# more, dropped after it as ambiguous: "long" and "dangerous" fit a snake or a wolf too, "weak" and
+# "old" a bridge.)
 PLACE_ADJECTIVES = [Adjective(*x) for x in [
     ("wide", "large", "large"), ("narrow", "étroit", "étroite"), ("busy", "fréquenté", "fréquentée"),
     ("crowded", "bondé", "bondée"), ("muddy", "boueux", "boueuse"), ("noisy", "bruyant", "bruyante"),

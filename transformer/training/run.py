@@ -150,8 +150,8 @@ def tokenize(tok: Tokenizer, pairs, max_pieces: int, weights=None) -> ParallelDa
 
 def cleaned_sources(names) -> dict:
     """{cleaned copy: the corpus it was made from} for the corpora that ``python -m transformer.cli.clean``
-    wrote (its report.json beside them says which), so that a run's data can be traced back to the shared
-    corpora."""
+    wrote (its report.json beside them says which), so that a run's data can be traced back to
+    the shared corpora."""
     reports, found = {}, {}
     for name in names:
         folder = Path(name).parent
@@ -245,8 +245,8 @@ def build_model(args, tok: Tokenizer, device: torch.device, log) -> Transformer:
 
 def write_piece_counts(data: ParallelData, vocab_size: int, path: Path) -> None:
     """How often each piece occurs in one epoch of training data, per side, the corpus weights applied (an @3
-    corpus counts three times, an @0.35 one 35 %): the app marks rare pieces and tells French input by
-    them."""
+    corpus counts three times, an @0.35 one 35 %): the app marks rare pieces and tells French
+    input by them."""
     w = data.weights if data.weights is not None else np.ones(len(data))
 
     def counts(seqs) -> list[int]:
@@ -296,8 +296,8 @@ def load_training_state(run: Run) -> TrainState:
 
 def continue_training_state(run: Run, folder: str) -> TrainState:
     """Go on from another run's train_state.pt with this run's data: its weights, optimizer moments and
-    scaler, and the step, tokens and training time that place the learning-rate schedule; a new epoch, a new
-    best."""
+    scaler, and the step, tokens and training time that place the learning-rate schedule; a new epoch,
+    a new best."""
     ck = torch.load(Path(folder) / STATE_FILE, map_location="cpu", weights_only=True)
     run.model.load_state_dict(ck["model"])
     run.opt.load_state_dict(ck["optimizer"])

@@ -157,8 +157,8 @@ class Snapshot:
 
 def softmax_gradient(attentions) -> float:
     """How much gradient passes back through the encoder's softmax: the root mean square of ∂loss/∂scores (the
-    softmax's input) over every encoder self-attention map of the batch (a saturated softmax passes almost
-    none)."""
+    softmax's input) over every encoder self-attention map of the batch (a saturated softmax
+    passes almost none)."""
     grads = [w.scores.grad for w in attentions if w.scores.grad is not None]
     if not grads:
         return 0.0

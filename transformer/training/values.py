@@ -88,8 +88,8 @@ def random_large_count(rng: random.Random) -> tuple[str, str]:
     """A count of 1,000 or more in digits, as English groups them ('100,000') and French ('100 000'):
     round ones (the paper's "100,000 steps", "2,500,000 people") as often as any other, and among them the
     tens of thousands ("20,000", "150,000") as often as the rest: their English is cut into pieces as '▁2'
-    '0,000', so the French '▁20' '▁000' cannot be copied piece by piece (cycle 21 wrote "20,000" as « 2 000
-    »)."""
+    '0,000', so the French '▁20' '▁000' cannot be copied piece by piece (cycle 21 wrote "20,000" as «
+    2 000 »)."""
     n = rng.choice([rng.randint(1_000, 9_999), rng.randint(10_000, 999_999),
                     rng.randint(1_000_000, 99_999_999),
                     rng.randint(1, 999) * 10 ** rng.choice([3, 3, 4, 5, 6]), rng.randint(1, 99) * 10_000])

@@ -105,8 +105,8 @@ def importance_figure(hi: HeadImportance, step: Optional[int], dark: bool, font_
 def importance_scatter(hi: HeadImportance, step: Optional[int], entropy: dict, agreement: dict, dark: bool,
                        font_size: int):
     """Does the model need the heads that look focused? Each head: its entropy (head summary; 0 = focused)
-    against how much the translation loses without it; cross-attention heads coloured by their agreement with
-    attribution."""
+    against how much the translation loses without it; cross-attention heads coloured by their
+    agreement with attribution."""
     data = []
     colours = {"encoder": "#1f77b4", "decoder": "#2ca02c", "cross": "#d62728"}
     for k in hi.per_step:

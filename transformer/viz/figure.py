@@ -87,8 +87,8 @@ def esc(token: str) -> str:
     """A token as Plotly should show it: markup escaped, SentencePiece's word marker kept visible. Quotes are
     left as they are: Plotly's SVG text decodes only &lt; &gt; &amp; (a few named entities more) and numeric
     ones, so an escaped quote would be drawn as "&quot;"; a bare quote is plain text there (it means something
-    only inside a tag, and no tag gets through with < escaped). For Plotly's text only, never an HTML
-    attribute."""
+    only inside a tag, and no tag gets through with < escaped). For Plotly's text only, never
+    an HTML attribute."""
     return html.escape(shown_piece(token), quote=False)
 
 

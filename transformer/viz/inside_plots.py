@@ -29,8 +29,8 @@ def _inside_colour_axes(lim: float, score_len: float, weight_len: float, colorsc
 
 def _inside_sizes(Tq: int, k: Sequence[str], font_size: int, columns: int) -> tuple[bool, int, int, int]:
     """Inside one head's sizes: (values in the cells?, a panel's height, the room between panels, the key
-    labels' room), in px. A value at the projector's type takes two cells' room: half as many pieces get
-    values."""
+    labels' room), in px. A value at the projector's type takes two cells' room: half as many
+    pieces get values."""
     large = presenter(font_size)
     values = max(Tq, len(k)) <= (CELL_VALUES_MAX_PIECES if columns == 2 and not large
                                  else CELL_VALUES_MAX_PIECES // 2)

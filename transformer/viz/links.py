@@ -20,8 +20,8 @@ LINK_KEYS = ("text", "tab", "step", "kind", "layer", "head", "mode", "scale", "c
              "knockout", "method", "rank", "b", "at", "piece")   # the last six: Knock it out's (causal.py)
 MODES = ("head", "mean", "rollout")     # the explorer's "Show": one head, the mean over heads, rollout
 MEAN = "mean"
-# Links made before the Compare view's English → French companions went (their variant=, now the toy run's
-# choice=)
+# Links made before the Compare view's English → French companions went (their variant=, now the
+# toy run's choice=)
 OLD_VARIANTS = {"learned-positions": "positions", "no-scaling": "scale", "pre-norm": "norm",
                 "one-head": "heads"}
 
@@ -102,6 +102,10 @@ def parse_query(params: Mapping[str, str], tabs: Sequence[str], default_text: st
         notes.append(f"The link's scale={get('scale')[:40]} is not one of {', '.join(COLORSCALES)}: using "
                      f"the default.")
     choice = get("choice").lower() or OLD_VARIANTS.get(get("variant").lower()) or None
+    if get("variant") and not get("choice") and get("variant").lower() not in OLD_VARIANTS:
+        notes.append(f"The link's variant={get('variant')[:40]} names an English → French companion model "
+                     f"that "
+                     "is no longer bundled: showing the first design choice.")
     if choice is not None and choice not in TOY_CHOICES:
         notes.append(f"The link's choice={get('choice')[:40]} is not one of {', '.join(TOY_CHOICES)}: "
                      "using the default.")

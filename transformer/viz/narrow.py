@@ -177,8 +177,8 @@ def _span(axis) -> float:
 def _narrow_x(fig: go.Figure, beside: bool) -> float:
     """The x axes' piece labels cut to NARROW_LABEL_CHARS, level when every one fits so, else upright (a label
     one line of type wide) and thinned to every k-th, k from the pixels each label has in a NARROW_WIDTH-px
-    figure (`beside`: a colour bar stands beside the plot). Returns the room the labels and the title take
-    below."""
+    figure (`beside`: a colour bar stands beside the plot). Returns the room the labels and the
+    title take below."""
     ys = list(fig.select_yaxes())
     for axis in [*fig.select_xaxes(), *ys]:
         if _labelled(axis):

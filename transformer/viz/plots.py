@@ -197,8 +197,8 @@ def cross_steps_heatmap(attn: np.ndarray, step: int, out_labels: Sequence[str], 
                         font_size: int = 14) -> go.Figure:
     """Cross-attention (T, S) of every step so far: rows 1..step drawn, later rows still empty and unnamed
     (the pieces to come are not given away), the current row outlined, so the alignment grows as the steps
-    advance. Colour range fixed at 0–1. A long translation gets one row label per line of type, never one on
-    another."""
+    advance. Colour range fixed at 0–1. A long translation gets one row label per line of type, never
+    one on another."""
     T, S = attn.shape
     z = np.where(np.arange(T)[:, None] < step, attn, np.nan)
     q = [label if t < step else f"{t + 1} ·" for t, label in enumerate(numbered(out_labels))]

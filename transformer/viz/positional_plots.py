@@ -15,8 +15,8 @@ def positional_heatmap(pe: np.ndarray, n_marked: int = 0, title: str = "Sinusoid
                        dark: bool = False, font_size: int = 14) -> go.Figure:
     """The PE matrix, positions x dimensions; the input's positions marked by a box."""
     T, D = pe.shape
-    # Values as whole thousandths in int16 (as the all-heads grids): exact to 3 decimals, half the bytes of
-    # float32.
+    # Values as whole thousandths in int16 (as the all-heads grids): exact to 3 decimals, half the
+    # bytes of float32.
     heat = dict(type="heatmap", z=np.round(np.asarray(pe) * GRID_UNITS).astype(np.int16), x=list(range(D)),
                 y=list(range(T)), colorscale=SCORE_SCALE, zmid=0, zmin=-GRID_UNITS, zmax=GRID_UNITS,
                 colorbar=dict(title=dict(text="value"), thickness=12, tickmode="array",

@@ -91,8 +91,8 @@ def _toc(trace: TranslationTrace) -> str:
 def _steps_section(trace: TranslationTrace, look: views.Look, fig: _Figures) -> list[str]:
     e, n = html.escape, REPORT_TOP_CANDIDATES
     L = trace.cross.layers
-    parts = ["<h2 id='steps'>Greedy decoding, step by "
-             "step</h2><table><tr><th>step</th><th>chosen</th><th>p</th><th>top candidates</th></tr>"]
+    parts = ["<h2 id='steps'>Greedy decoding, step by step</h2>"
+             "<table><tr><th>step</th><th>chosen</th><th>p</th><th>top candidates</th></tr>"]
     for s in trace.steps:
         cands = ", ".join(f"{e(figure.shown_piece(p))} {q:.1%}"
                           for p, q in zip(s.topk_pieces[:n], s.topk_probs[:n]))

@@ -180,19 +180,23 @@ def attention_figure(snap: dict, dark: bool, font_size: int, colorscale="Viridis
     ticks = dict(tickmode="array", tickvals=list(range(len(x))), ticktext=x, automargin=False)
     yticks = dict(tickmode="array", tickvals=list(range(len(y))), ticktext=y, autorange="reversed",
                   automargin=False)
-    # (margins set here: Plotly's automargin with a second x axis that starts mid-figure pushed the first
-    # aside)
+    # (margins set here: Plotly's automargin with a second x axis that starts mid-figure pushed
+    # the first aside)
     titles = [dict(text=esc(snap[f"{s}_label"]) + ": source digit") for s in ("a", "b")]
-    if narrow:     # stacked: each map the column's width, its digits level and every one shown
+    if narrow:     # stacked, each map the column's width, the colour bar across the top: room for every digit
         gap = 3.2 * font_size / grow(720, font_size)
+        if data:
+            data[-1]["colorbar"] = dict(orientation="h", x=0, xanchor="left", len=1, y=1, yanchor="bottom",
+                                        yref="paper", ypad=int(0.6 * font_size), thickness=10,
+                                        tickfont=dict(size=max(10, font_size - 2)))
         layout = dict(xaxis=dict(domain=[0, 1], anchor="y", title=titles[0], **ticks),
                       xaxis2=dict(domain=[0, 1], anchor="y2", title=titles[1], **ticks),
                       yaxis=dict(domain=[0.5 + gap, 1], anchor="x", title=dict(text="digit written"),
                                  **yticks),
                       yaxis2=dict(domain=[0, 0.5 - gap], anchor="x2", title=dict(text="digit written"),
                                   **yticks),
-                      margin=dict(l=int(3.6 * font_size), r=int(font_size), b=int(5.8 * font_size),
-                                  t=int(4.2 * font_size)))
+                      margin=dict(l=int(3.6 * font_size), r=4, b=int(5.8 * font_size),
+                                  t=int(6.6 * font_size)))
         height = grow(720, font_size)
     else:
         layout = dict(xaxis=dict(domain=[0, 0.45], anchor="y", title=titles[0], **ticks),
@@ -256,8 +260,8 @@ def paragraph(snap: dict) -> str:
     return f"**The paper.** {paper}\n\n**This run.** {outcome(snap)}\n\n**Take from it.** {take}"
 
 
-# name -> what the tests check at the end of a run, on the shipped seed: (what, margin); ``effect`` must reach
-# it
+# name -> what the tests check at the end of a run, on the shipped seed: (what, margin); ``effect``
+# must reach it
 EFFECTS = {"positions": ("both sides' accuracy on the trained lengths minus that from two past them", 0.5),
            "scale": ("the scaled model's accuracy on fresh strings minus the unscaled one's", 0.5),
            "norm": ("pre-norm's accuracy on fresh strings minus post-norm's", 0.3),

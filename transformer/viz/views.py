@@ -176,12 +176,12 @@ def step_info_html(trace: TranslationTrace, step: int) -> str:
     prefix_html = prefix_chips(prefix)
     return (f'<div class="stepinfo"><div><b>Step {step} of {n_steps(trace)}</b> · decoder input so far: '
             f'<span class="piece">{html.escape(bos)}</span>{prefix_html}</div>'
-            + (f'<div>your piece: <span class="piece '
-               f'chosen">{html.escape(figure.shown_piece(s.piece))}</span> with p = {figure.percent(s.prob)} '
+            + ('<div>your piece: <span class="piece chosen">'
+               f'{html.escape(figure.shown_piece(s.piece))}</span> with p = {figure.percent(s.prob)} '
                f'(the model\'s top choice: {html.escape(figure.shown_piece(s.topk_pieces[0]))})</div>'
                if trace.forced else
-               f'<div>chosen token: <span class="piece '
-               f'chosen">{html.escape(figure.shown_piece(s.piece))}</span> with p = '
+               '<div>chosen token: <span class="piece chosen">'
+               f'{html.escape(figure.shown_piece(s.piece))}</span> with p = '
                f'{figure.percent(s.prob)}</div>')
             + f'<div>French so far: <b>{html.escape(detokenize(trace.tgt_pieces[:step]))}</b></div></div>')
 

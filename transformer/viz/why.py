@@ -147,8 +147,8 @@ def vectors_figure(hv: HeadVectors, qi: int, kj: int, dark: bool, font_size: int
 
 def input_figure(parts: InputParts, i: int, dark: bool, font_size: int):
     """The input to layer 1 of one piece, as three panels one above the other on one dimension axis (and one
-    value range, so that sizes compare): its embedding × √d_model, plus its positional encoding, equals the
-    sum."""
+    value range, so that sizes compare): its embedding × √d_model, plus its positional encoding,
+    equals the sum."""
     d = list(range(parts.total.shape[1]))
     rows = ((parts.token[i], "embedding × √d_model", PALETTE[0]),
             (parts.position[i], f"+ positional encoding (position {i})",
@@ -232,8 +232,8 @@ def attribution_views(trace, attrs: Sequence[Attribution], layer: int, look):
 
 def completeness_text(attrs: Sequence[Attribution]) -> str:
     """How far to trust each attribution: the completeness check (Σ attributions against f(input) −
-    f(baseline)), how many steps Integrated Gradients took, and plainly when the numbers are only
-    approximate."""
+    f(baseline)), how many steps Integrated Gradients took, and plainly when the numbers
+    are only approximate."""
     parts = []
     for a in attrs:
         worst = f"largest gap {np.abs(a.gap).max(initial=0):.4f} = {a.relative_gap:.1%} of the largest change"
@@ -272,8 +272,8 @@ def completeness_text(attrs: Sequence[Attribution]) -> str:
 
 def contrast_figure(trace, contrasts: Sequence[Attribution], plain: Sequence[Attribution], layer: int, look):
     """Why y_t and not the rival: per source piece, the contrastive attribution (each method, signed) above,
-    and below what the plain view says at the same step: the cross-attention (mean over heads) and p(y_t)'s
-    attribution."""
+    and below what the plain view says at the same step: the cross-attention (mean over heads)
+    and p(y_t)'s attribution."""
     a0 = contrasts[0]
     t = a0.step - 1
     x = [f"{i + 1}: {figure.esc(p)}" for i, p in enumerate(trace.src_pieces)]
@@ -319,8 +319,8 @@ def contrast_caption(contrasts: Sequence[Attribution], trace) -> str:
 def vectors_view(hv: HeadVectors, parts: InputParts, maps, q: int, k: int, piece: int, dark: bool, font: int,
                  scaled: bool = True):
     """Text with the numbers, the vectors figure, the input-to-layer-1 figure; `scaled`: the model divides its
-    scores by √d_k (the trace's `scaled`; False in the no-scaling variant, whose recorded score is q · k
-    itself)."""
+    scores by √d_k (the trace's `scaled`; False in the no-scaling variant, whose recorded score is q
+    · k itself)."""
     qi, kj = min(max(q, 1), len(hv.queries)) - 1, min(max(k, 1), len(hv.keys)) - 1
     pi = min(max(piece, 1), len(parts.pieces)) - 1
     dot = float(hv.q[qi] @ hv.k[kj])

@@ -122,8 +122,8 @@ def error_html(message: str) -> str:
 class CausalCache:
     """The experiments of the sentences asked lately, computed once for everyone (a room's followers in their
     four looks, a change of look, the page's redraws): single-flight and bounded like the translator's traces
-    (``TraceCache``; results are small). Each answer is (result, None) or (None, the reason it could not
-    run)."""
+    (``TraceCache``; results are small). Each answer is (result, None) or (None, the reason it
+    could not run)."""
 
     def __init__(self, translator: Translator, size: int = 96, maxbytes: int = 64 * 2**20) -> None:
         self.tr = translator

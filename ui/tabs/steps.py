@@ -101,10 +101,10 @@ def build_steps_tab(page: Page) -> TabView:
 # a step for 1 (measured with 0.7 and 1 s added to each answer). Here the clicks keep their rhythm (one every
 # `secs` from the press of Play, not `secs` after each answer); a step that comes late holds the next click
 # until it is on screen, and the time lost is made up over the next clicks (none sooner than half a step after
-# the one before). The first click waits for the server's Pause, and when Play starts at the end for the step
-# 1 it brings (the label can land before the step line: read at the end, the clock stopped at step 1); at the
-# last step it stops and hands the button back to the server (Pause → Play). `window.__stepPlayer`, made by
-# whichever of the events below runs first.
+# the one before). The first click waits for the server's Pause, and when Play starts at the end, for the
+# step 1 it brings (the label can land before the step line: read at the end, the clock stopped at step 1); at
+# the last step it stops and hands the button back to the server (Pause → Play). `window.__stepPlayer`, made
+# by whichever of the events below runs first.
 PLAYER_JS = """const P = window.__stepPlayer || (window.__stepPlayer = (() => {
   let on = false, secs = 1, timer = null, grid = 0, sent = null, rewind = null;
   const shown = () => {   // the step on screen and the number of steps, as the step line says

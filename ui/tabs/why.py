@@ -229,8 +229,8 @@ def build_attribution_view(page: Page) -> list:
               # the queue position, then the bar, over the maps;
               show_progress_on=[plots[0], plots[1]]).then(
         draw_attribution, ins, [gap, *plots], api_visibility="undocumented", concurrency_id="draw")
-    # and look as they are now (the estimates were drawn with those of the click; drawn_once: no second
-    # drawing)
+    # and look as they are now (the estimates were drawn with those of the click; drawn_once:
+    # no second drawing)
     gr.api(attribution_endpoint(page.translator), api_name="attribution", concurrency_id="attribution",
            concurrency_limit=APP_ATTRIBUTION_CONCURRENCY)
     for c in (layer, *page.look):
