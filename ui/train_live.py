@@ -11,6 +11,7 @@ same models (``checkpoints/toy-runs/NAME.json``, written by ``tools/toy_runs.py`
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -39,8 +40,10 @@ QUIET_S = 60.0                # a worker that says nothing for this long (its st
 CHOICE_LIST = [(c.title, name) for name, c in toy.CHOICES.items()]
 
 
+@functools.lru_cache(maxsize=None)
 def shipped(name: str) -> Optional[dict]:
-    """The choice's longer run, as shipped (None when it is not there)."""
+    """The choice's longer run, as shipped (None when it is not there): read once (the files do not change
+    while the app runs; every redraw of the tab, one per Translate, read one again); never change it."""
     path = RUNS / f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
