@@ -141,3 +141,34 @@ def test_interpolation_of_two_checkpoints(tmp_path, tokenizer):
     assert not (tmp_path / "bad").exists()
     for k, v in load_checkpoint(b)[0].state_dict().items():                # B untouched
         torch.testing.assert_close(v, sd["b"][k], rtol=0, atol=0)
+
+
+def test_bundled_vocabulary_cuts_thousands_at_their_comma(bundled_checkpoint, tmp_path):
+    """The bundled vocabulary held the piece '0,000', so '20,000' was cut '▁2' '0,000' and every model wrote
+    « 2 000 »; the piece is retired (tools/retire_pieces.py): every whole thousand up to a million is cut at
+    its comma, as '12,000' always was, and a retired piece the model writes still decodes."""
+    import shutil
+    import subprocess
+    import sys
+
+    import sentencepiece as spm
+
+    from conftest import ROOT
+    model = bundled_checkpoint / "tokenizer.model"
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    for n in range(1_000, 1_000_000, 1_000):
+        pieces = sp.encode(f"{n:,}", out_type=str)
+        assert pieces[-1] == ",000" and "".join(pieces).replace("▁", "") == f"{n:,}", pieces
+    zeros = sp.piece_to_id("0,000")
+    assert sp.is_unused(zeros) and sp.decode([sp.piece_to_id("▁2"), zeros]) == "20,000"
+
+    def retire(*args):     # the tool, as the README runs it
+        return subprocess.run([sys.executable, str(ROOT / "tools" / "retire_pieces.py"), *args],
+                              capture_output=True, text=True)
+    copy = tmp_path / "tokenizer.model"
+    shutil.copy(model, copy)
+    assert "nothing (already retired)" in retire(str(copy), "0,000").stdout      # idempotent
+    done = retire(str(copy), ",000", "--show", "20,000")
+    assert "retired: [',000']" in done.stdout and "'20,000' -> ['▁20', ',', '000']" in done.stdout, done
+    refused = retire(str(copy), "no such piece")
+    assert refused.returncode != 0 and "not in the vocabulary" in refused.stderr

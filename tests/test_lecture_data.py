@@ -138,6 +138,40 @@ def test_coreference_pairs_put_the_pronoun_of_the_noun_it_stands_for():
                                                                for e, _ in with_them[-10:])
 
 
+def test_ongoing_pairs_put_the_present_with_depuis():
+    """'has been learning ... for three years' is a present with *depuis* in French; the contrasts (a simple
+    past with 'for', a present perfect without a duration) are a passé composé; the verb agrees with its
+    subject, je elides; seeded, appended last (the other kinds stay as they were), never an app Example."""
+    from transformer.examples import EVERYDAY
+    from transformer.training import ongoing as O
+    pairs = O.ongoing_pairs(3000, random.Random(5))
+    assert pairs == O.ongoing_pairs(3000, random.Random(5)) and len(pairs) == 3000
+    kinds = {"depuis": 0, "pendant": 0, "perfect": 0}
+    for en, fr in pairs:
+        assert en[0].isupper() and fr[0].isupper() and en.endswith(".") and fr.endswith("."), (en, fr)
+        assert not re.search(r"\b[Jj]e [aeéèêiîoôuh]", fr), (en, fr)
+        if " been " in en:
+            kinds["depuis"] += 1
+            assert " depuis " in fr and not re.search(r"\b(ai|as|a|avons|avez|ont) \w+é\b", fr), (en, fr)
+        elif " for " in en:
+            kinds["pendant"] += 1
+            assert " pendant " in fr and "depuis" not in fr, (en, fr)
+        else:
+            kinds["perfect"] += 1
+            assert "depuis" not in fr and "pendant" not in fr, (en, fr)
+    assert kinds["depuis"] > 0.6 * len(pairs) and min(kinds.values()) > 0.1 * len(pairs), kinds
+    assert not set(EVERYDAY) & {en for en, _ in O.ongoing_pairs(30000, random.Random(6))}
+    she, piano = O.SUBJECTS[3], O.ACTIVITIES[0]
+    assert (she.fr, piano.fr_present[she.person]) == ("elle", "apprend")
+    assert O._start(O.SUBJECTS[0], "écris") == "j'écris"
+    assert O._start(O.SUBJECTS[1], "écrivez") == "vous écrivez"
+    waiting = [fr for en, fr in pairs if en.startswith("We have been waiting for ")]
+    assert waiting and all(fr.startswith("Nous attendons depuis ") for fr in waiting)
+    cfg = A.AugmentConfig(name_copies=1, number_copies=1, templates=30, concatenations=5, large_numbers=4)
+    with_them = A.augment(PAIRS, 7, A.AugmentConfig(**{**cfg.__dict__, "ongoing": 6}))
+    assert with_them[:-6] == A.augment(PAIRS, 7, cfg)
+
+
 def test_large_numbers_are_grouped_as_each_language_writes_them():
     """Counts of 1,000 or more: '100,000' in English is '100 000' in French, the same number on both sides,
     from the frames and from corpus pairs holding a number (never a time or a range); appended after every

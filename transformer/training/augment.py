@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from .coreference import coreference_pairs
+from .ongoing import ongoing_pairs
 from .values import (_case_like, number_words, random_count, random_count_text, random_date,
                      random_large_count, random_price, random_time)
 
@@ -312,6 +313,7 @@ class AugmentConfig:
     # generated "it" pairs whose French pronoun follows what "it" is (coreference.py)
     coreference: int = 0
     large_numbers: int = 0    # pairs with counts of 1,000 or more ('100,000' / '100 000')
+    ongoing: int = 0          # "has been learning ... for three years" / "apprend ... depuis trois ans"
 
 
 def augment(pairs: Sequence[Pair], seed: int, cfg: AugmentConfig = AugmentConfig(),
@@ -326,11 +328,13 @@ def augment(pairs: Sequence[Pair], seed: int, cfg: AugmentConfig = AugmentConfig
     coreference = coreference_pairs(cfg.coreference, rng) if cfg.coreference else []
     # (after coreference)
     large = large_number_pairs(pairs, cfg.large_numbers, rng) if cfg.large_numbers else []
+    ongoing = ongoing_pairs(cfg.ongoing, rng) if cfg.ongoing else []     # (after large numbers)
     log(f"augmentation: {len(names):,} name/place pairs, {len(numbers):,} number pairs, "
         f"{len(templates):,} template pairs, {len(concat):,} multi-sentence pairs"
         + (f", {len(coreference):,} coreference pairs" if coreference else "")
-        + (f", {len(large):,} large-number pairs" if large else ""))
-    return names + numbers + templates + concat + coreference + large
+        + (f", {len(large):,} large-number pairs" if large else "")
+        + (f", {len(ongoing):,} ongoing-action pairs" if ongoing else ""))
+    return names + numbers + templates + concat + coreference + large + ongoing
 
 
 # --- generated tests (held-out names and frames) --------------------------------------------------

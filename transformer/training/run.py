@@ -328,7 +328,8 @@ def start_run(args) -> Run:
                                   templates=args.templates, concatenations=args.concatenations,
                                   concat_sizes=tuple(args.concat_sizes),
                                   coreference=getattr(args, "coreference", 0),
-                                  large_numbers=getattr(args, "large_numbers", 0)),
+                                  large_numbers=getattr(args, "large_numbers", 0),
+                                  ongoing=getattr(args, "ongoing", 0)),
                     log) if args.augment else []
     tok = prepare_tokenizer(args, out, extra, rank, world, log)
     train, dev_sets = prepare_data(args, tok, extra, log)

@@ -78,6 +78,9 @@ def add_augment_options(d) -> None:
     d.add_argument("--large-numbers", type=int, default=AugmentConfig.large_numbers,
                    help="with --augment: pairs with counts of 1,000 or more, '100,000' in English and '100 "
                         "000' in French (from the frames and from corpus pairs holding a number)")
+    d.add_argument("--ongoing", type=int, default=AugmentConfig.ongoing,
+                   help="with --augment: pairs 'She has been learning French for three years.' / "
+                        "'Elle apprend le français depuis trois ans.' and contrasts (ongoing.py)")
     d.add_argument("--augment-weight", type=float, default=1.0,
                    help="with --augment: how often the generated pairs come per epoch, as a corpus's @W")
     d.add_argument("--concatenations", type=int, default=AugmentConfig.concatenations,
