@@ -266,3 +266,79 @@ def test_an_interrupted_run_saves_its_state_and_a_finished_one_is_not_continued(
     done[done.index("--out") + 1] = str(tmp_path / "again")
     with pytest.raises(SystemExit, match="already ended its schedule"):
         train_mod.main(done + ["--continue-from", str(trained["out"])])
+
+
+def test_continue_from_a_checkpoint_rebuilds_the_moments(trained, tmp_path):
+    """--continue-from a checkpoint folder (a model brought back from a GPU call: no train_state.pt): its
+    weights and schedule.json place the schedule (no warm-up); Adam's moments are rebuilt from batches at a
+    learning rate of 0, the weights unmoved."""
+    from transformer.training import train as train_mod
+    from transformer.training.budget import read_schedule
+    first = tmp_path / "first"
+    args = list(trained["args"])
+    args[args.index("--out") + 1] = str(first)
+    args[args.index("--max-steps") + 1] = "180"
+    args[args.index("--eval-every") + 1] = "180"
+    assert train_mod.main(args + ["--session-steps", "160"]) == 0
+    assert read_schedule(first / "last")["step"] == 160
+    carried = torch.load(first / "train_state.pt", weights_only=True)["optimizer"]["state"]
+    # the rebuilt moments, beside the carried ones (before any step of the second run)
+    seen = {}
+    real_loop = train_mod.train_loop
+
+    def look_then_train(run, state, deadline=None):
+        seen["state"] = {k: {n: t.clone() for n, t in v.items()}
+                         for k, v in run.opt.state_dict()["state"].items()}
+        seen["step"], seen["lr"] = state.step, train_mod.lr_at(state.step, run.args, state.minutes)
+        seen["weights"] = {k: v.clone() for k, v in run.model.state_dict().items()}
+        return real_loop(run, state, deadline)
+    second = tmp_path / "second"
+    args2 = list(args)
+    args2[args2.index("--out") + 1] = str(second)
+    train_mod.train_loop = look_then_train
+    try:
+        assert train_mod.main(args2 + ["--continue-from", str(first / "last"), "--moment-steps", "30"]) == 0
+    finally:
+        train_mod.train_loop = real_loop
+    start, _ = load_checkpoint(first / "last")
+    assert all(torch.equal(seen["weights"][k], v) for k, v in start.state_dict().items())   # unmoved
+    assert seen["step"] == 160 and seen["lr"] < 3e-3 * 0.2          # the schedule went on: no warm-up
+    rows = list(csv.DictReader(open(second / "log.csv")))
+    assert int(rows[0]["step"]) > 160 and int(rows[-1]["step"]) == 180
+    # every parameter's moments were filled (Adam counted the 30 batches), none from the carried state
+    assert all(float(v["step"]) == 30 and bool((v["exp_avg_sq"] > 0).any()) for v in seen["state"].values())
+    assert len(seen["state"]) == len(carried)
+    with pytest.raises(SystemExit, match="neither train_state.pt"):
+        out = args2.index("--out") + 1
+        train_mod.main(args2[:out] + [str(tmp_path / "x")] + args2[out + 1:]
+                       + ["--continue-from", str(tmp_path)])
+
+
+def test_a_run_with_a_deadline_ends_in_time_with_its_average():
+    """--end-by: the schedule's budget shrinks so that the run's training, the evaluations on the way and its
+    finish (two evaluations and a margin) fit the wall time left; it is never raised."""
+    from transformer.training.budget import fit_budget
+    assert fit_budget(0, 1.0, wall_left=120, eval_seconds=10, train_share=0.5) == \
+        pytest.approx(1 + 85 * 0.5 / 60)
+    assert fit_budget(1.2, 1.0, wall_left=120, eval_seconds=10, train_share=0.5) == 1.2
+    assert fit_budget(5.0, 2.0, wall_left=20, eval_seconds=10, train_share=0.9) == 2.0     # finish now
+    assert fit_budget(0, 0.0, wall_left=-5, eval_seconds=0, train_share=1.0) > 0            # 0: no limit
+
+
+def test_end_by_ends_the_run_by_itself_with_its_checkpoint_average(trained, tmp_path):
+    """A run given --end-by and no other limit stops on its own (with max-steps of a million), runs its finish
+    (the last step evaluated, the checkpoint average evaluated) and the cosine ends where the fitted budget
+    ends. (On a loaded machine the setup can take most of the time: then fewer evaluations, same ending.)"""
+    from transformer.training.train import main
+    args = list(trained["args"])
+    args[args.index("--out") + 1] = str(tmp_path / "timed")
+    args[args.index("--max-steps") + 1] = "1000000"
+    args[args.index("--eval-every") + 1] = "15"
+    assert main(args + ["--end-by", "30", "--average-last", "3"]) == 0
+    rows = list(csv.DictReader(open(tmp_path / "timed" / "log.csv")))
+    last = torch.load(tmp_path / "timed" / "train_state.pt", weights_only=True)
+    state = json.loads(last["state"])
+    assert 0 < state["step"] < 1_000_000 and state["evals"][-1][0] == state["step"]     # finish evaluated
+    if len(state["evals"]) >= 2:
+        assert any("averaged" in (r["extra"] or "") for r in rows)
+    assert last["optimizer"]["param_groups"][0]["lr"] < 3e-3 * 0.1          # decayed to its end

@@ -24,9 +24,11 @@ AUG=(runs/gpu/augmented.tsv.gz)     # the generated pairs (training/augment.py, 
 COMMON=(--dev "${DEV[@]}" --max-tokens 12000 --eval-every 400 --bleu-sentences ${BLEU_SENTENCES:-300} --save-every-min 1
         --average-last 3 --threads "$THREADS" --label-smoothing 0.1 --clip 1.0)
 
-until_deadline() {   # SIGINT at $DEADLINE s after the start (the trainer saves its state), SIGKILL 20 s later
+until_deadline() {   # the trainer fits its schedule to end (averaging included) 30 s before $DEADLINE s after
+  # the start (--end-by); a SIGINT at the deadline itself (the trainer saves its state), SIGKILL 20 s later
   local left=$(( DEADLINE - ($(date +%s) - t0) )); [ "$left" -ge 1 ] || left=1
-  timeout -k 20 --signal=INT "$left" python3 -m transformer.cli.train "$@"; }
+  timeout -k 20 --signal=INT "$left" python3 -m transformer.cli.train "$@" --end-by $(( left > 60 ? left - 30 : left ))
+}
 
 generate_pairs() {   # generate_pairs SEED: runs/gpu/augmented.tsv.gz from AUG_SOURCES, and how (run_config's "generated")
   python3 - "$1" "${AUG_SOURCES[@]}" > runs/gpu/augment.log 2>&1 <<'PY'
@@ -46,9 +48,12 @@ print(cfg)
 PY
 }
 
-bring_back() {   # bring_back NAME FOLDER: the checkpoint in fp16, split in parts of 15 MiB, into $OUT
+bring_back() {   # bring_back NAME FOLDER: the checkpoint in fp16, split in parts of 15 MiB, into $OUT, and where
+  # its schedule stands (NAME.schedule.json: a further cycle goes on from it with --continue-from, its moments
+  # rebuilt there, since Adam's 96 MB cannot come back beside the model)
   rm -rf runs/gpu/$1-fp16 && python3 -m transformer.cli.export "$2" runs/gpu/$1-fp16 > /dev/null || return
   rm -f "$OUT/$1".safetensors.part* && split -b 15M -d runs/gpu/$1-fp16/model.safetensors "$OUT/$1.safetensors.part"
+  [ -f "$2/schedule.json" ] && cp "$2/schedule.json" "$OUT/$1.schedule.json"
 }
 
 pack_logs() {

@@ -6,12 +6,20 @@
 # corpus (transformer/training/corpora/lecture-ml.train.tsv, written after cycle 19):
 #     c21      the mix + the generated pairs + the lecture corpus @LECTURE_W
 #     c21ctl   the same without the lecture corpus (the control)
-# Both stop at DEADLINE seconds after the start (SIGINT: the trainer saves its state) if their MINUTES of training
-# have not ended by then; each comes back in fp16 in two parts of at most 15 MiB, with one archive of every log.
+# Both fit their schedule to end, checkpoint averaging included, 30 s before DEADLINE seconds after the start
+# (--end-by; a SIGINT at the deadline is the safety net: the trainer saves its state); each comes back in fp16 in
+# two parts of at most 15 MiB with its schedule.json, and one archive of every log.
 source tools/gpu_common.sh
 MIN=${MINUTES:-5.5}; DEADLINE=${DEADLINE:-520}
 [ -f "${LECTURE%@*}" ] || { say "no lecture corpus in $P"; exit 1; }
-COMMON+=(--init-from checkpoints/en-fr-base --lr ${LR:-2e-4} --warmup 200 --max-steps 100000 --max-minutes "$MIN")
+# From the bundled weights with a fresh warm-up, or, with CONTINUE_FROM=FOLDER (a checkpoint brought back with
+# its schedule.json, unpacked into the tree), on with that schedule: Adam's moments rebuilt from 200 batches
+# (MINUTES is then the schedule's total: that checkpoint's training minutes and this call's).
+if [ -n "${CONTINUE_FROM:-}" ]; then
+  COMMON+=(--continue-from "$CONTINUE_FROM" --moment-steps 200 --lr ${LR:-2e-4} --max-steps 100000 --max-minutes "$MIN")
+else
+  COMMON+=(--init-from checkpoints/en-fr-base --lr ${LR:-2e-4} --warmup 200 --max-steps 100000 --max-minutes "$MIN")
+fi
 say "generated pairs"
 generate_pairs 21
 [ -f runs/gpu/augmented.tsv.gz ] || { say "the generated pairs failed:"; cat runs/gpu/augment.log; exit 1; }

@@ -55,14 +55,14 @@ def run_eval(run: Run, state: TrainState, label: str = "step") -> dict:
     res = evaluate_dev(run.model, run.dev_sets, run.tok, run.device, run.amp_dtype, run.args.bleu_sentences,
                        run.args.max_tokens)
     state.evals.append([state.step, res["dev_bleu"]])
-    write_checkpoint(run, f"ckpts/step{state.step:07d}")
+    write_checkpoint(run, f"ckpts/step{state.step:07d}", state=state)
     for old in sorted((run.out / "ckpts").glob("step*"))[: -max(run.args.average_last, 1)]:
         for f in old.iterdir():
             f.unlink()
         old.rmdir()
     if res["dev_bleu"] > state.best:
         state.best, state.best_step = res["dev_bleu"], state.step
-        write_checkpoint(run, "best", metadata={"step": state.step, **res})
+        write_checkpoint(run, "best", metadata={"step": state.step, **res}, state=state)
     run.log(f"{label} {state.step}: {json.dumps(res)} (best {state.best} @ {state.best_step})")
     log_row(run, state, val_loss=res["val_loss"], dev_bleu=res["dev_bleu"], extra=json.dumps(res))
     return res

@@ -23,6 +23,7 @@ from ..io.tokenizer import Tokenizer, train_tokenizer
 from ..model.transformer import Transformer
 from ..replay import EXAMPLES, Replay
 from .augment import AugmentConfig, augment
+from .budget import SCHEDULE_FILE, read_schedule, write_schedule
 from .data import ParallelData, epoch_counts, parse_spec, read_corpus
 from .vocab_transfer import transfer_embedding
 
@@ -104,6 +105,7 @@ class Run:
     replay: Replay = field(default_factory=lambda: Replay(EXAMPLES))
     ddp_model: Optional[torch.nn.Module] = None
     recent_loss: float = float("nan")      # mean training loss of the last steps (for the replay)
+    rebuild_moments: bool = False          # --continue-from a checkpoint: Adam's moments start empty
 
     @property
     def main_proc(self) -> bool:
@@ -223,7 +225,7 @@ def prepare_data(args, tok: Tokenizer, extra, log) -> tuple[ParallelData, list]:
 def build_model(args, tok: Tokenizer, device: torch.device, log) -> Transformer:
     """A new model from the size options, or the --init-from checkpoint's config and weights."""
     if getattr(args, "continue_from", None):        # the config of the run it goes on from (weights: later)
-        saved, _ = load_checkpoint(Path(args.continue_from) / "last", "cpu")
+        saved, _ = load_checkpoint(continued_checkpoint(args.continue_from), "cpu")
         model = Transformer(replace(saved.cfg, dropout=args.dropout, vocab_size=tok.vocab_size))
     elif args.init_from:
         saved, saved_tok = load_checkpoint(args.init_from, "cpu")
@@ -267,12 +269,16 @@ def save_training_state(run: Run, state: TrainState) -> None:
     torch.save(dict(model=run.model.state_dict(), optimizer=run.opt.state_dict(),
                     scaler=run.scaler.state_dict(), state=json.dumps(asdict(state)), rng=rng_states()), tmp)
     tmp.replace(run.out / STATE_FILE)
-    write_checkpoint(run, "last")
+    write_checkpoint(run, "last", state=state)
 
 
-def write_checkpoint(run: Run, name: str, metadata: Optional[dict] = None) -> None:
-    """OUT/NAME: config.json, model.safetensors, tokenizer.model (and piece counts and replay if any)."""
+def write_checkpoint(run: Run, name: str, metadata: Optional[dict] = None,
+                     state: Optional[TrainState] = None) -> None:
+    """OUT/NAME: config.json, model.safetensors, tokenizer.model (and piece counts and replay if any), and
+    where the schedule stands at `state` (schedule.json: what --continue-from needs of a checkpoint)."""
     folder = save_checkpoint(run.model, run.out / TOKENIZER_FILE, run.out / name, metadata=metadata)
+    if state is not None:
+        write_schedule(folder, state, run.args)
     for extra in (PIECE_COUNTS_FILE, REPLAY_FILE):
         if (run.out / extra).exists():
             (folder / extra).write_bytes((run.out / extra).read_bytes())
@@ -294,10 +300,32 @@ def load_training_state(run: Run) -> TrainState:
     return state
 
 
+def continued_checkpoint(folder) -> Path:
+    """The weights --continue-from starts from: a run folder's last/, or a checkpoint folder itself."""
+    folder = Path(folder)
+    if (folder / STATE_FILE).exists():
+        return folder / "last"
+    if not (folder / SCHEDULE_FILE).exists():
+        raise SystemExit(f"error: {folder} has neither {STATE_FILE} (a run) nor {SCHEDULE_FILE} (a "
+                         "checkpoint that says where its schedule stands)")
+    return folder
+
+
 def continue_training_state(run: Run, folder: str) -> TrainState:
     """Go on from another run's train_state.pt with this run's data: its weights, optimizer moments and
     scaler, and the step, tokens and training time that place the learning-rate schedule; a new epoch,
-    a new best."""
+    a new best. From a checkpoint folder (no train_state.pt: a model brought back from a GPU call), its
+    weights and its schedule.json; the moments are then rebuilt (``budget.estimate_moments``, run by
+    train.main: ``run.rebuild_moments``)."""
+    if not (Path(folder) / STATE_FILE).exists():
+        saved, _ = load_checkpoint(folder, "cpu")
+        run.model.load_state_dict(saved.state_dict())
+        s = read_schedule(folder)
+        state = TrainState(step=s["step"], tokens=s["tokens"], train_seconds=s["train_seconds"])
+        run.rebuild_moments = True
+        run.log(f"continuing from the checkpoint {folder} at step {state.step} ({state.tokens:,} tokens, "
+                f"{state.minutes:.1f} minutes): its weights and schedule; Adam's moments rebuilt")
+        return state
     ck = torch.load(Path(folder) / STATE_FILE, map_location="cpu", weights_only=True)
     run.model.load_state_dict(ck["model"])
     run.opt.load_state_dict(ck["optimizer"])

@@ -30,11 +30,12 @@ from ..config import MAX_SOURCE_PIECES, PAD_ID, ModelConfig
 from ..io.checkpoint import PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE
 from ..replay import load_replay, replay_steps
 from .augment import AugmentConfig
+from .budget import Deadline, estimate_moments, refit
 from .data import SHARED_DATA, ParallelData
 from .evaluation import (LOG_EVERY, add_replay_point, average_weights, evaluate_dev, log_row, read_log,
                          run_eval)
-from .run import (MODEL_FIELDS, Run, TrainState, continue_training_state, load_training_state,
-                  save_training_state, start_run, write_checkpoint)
+from .run import (MODEL_FIELDS, Run, TrainState, continue_training_state, continued_checkpoint,
+                  load_training_state, save_training_state, start_run, write_checkpoint)
 
 DEFAULT_TRAIN = [str(SHARED_DATA / "tatoeba-eng-fra" / "train.tsv.gz"),
                  str(SHARED_DATA / "multi30k" / "train")]
@@ -114,6 +115,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.continue_from and (args.init_from or args.resume or args.new_tokenizer):
         p.error("--continue-from goes on from a run's own state: leave out --init-from, --resume and "
                 "--new-tokenizer")
+    if args.continue_from:
+        continued_checkpoint(args.continue_from)      # a run or a checkpoint with its schedule, else an error
     return args
 
 
@@ -162,6 +165,14 @@ def add_evaluation_options(e) -> None:
                         "optimizer moments, step, tokens and training time, so the learning-rate schedule "
                         "goes on where RUN left it (no fresh warm-up), on this run's data; the model options "
                         "are ignored")
+    e.add_argument("--moment-steps", type=int, default=200,
+                   help="with --continue-from a checkpoint folder (no train_state.pt): batches that "
+                        "rebuild Adam's moments at a learning rate of 0 before the schedule goes on "
+                        "(training/budget.py)")
+    e.add_argument("--end-by", type=float, default=0, metavar="SECONDS",
+                   help="end this invocation, its last evaluation and checkpoint average included, "
+                        "within SECONDS of wall-clock time from its start: the schedule's --max-minutes "
+                        "shrinks to fit after each evaluation (a GPU call's deadline)")
     e.add_argument("--new-tokenizer", action="store_true",
                    help="with --init-from: train a new SentencePiece vocabulary (--vocab-size) on this run's "
                         "data and carry the embeddings over to it (training/vocab_transfer.py)")
@@ -196,10 +207,11 @@ def epoch_batches(data: ParallelData, args, epoch: int, rank: int, world: int) -
     return batches[: len(batches) // world * world][rank::world]
 
 
-def train_step(run: Run, state: TrainState, batch: np.ndarray) -> float:
-    """One step of the paper's recipe: forward, label-smoothed cross-entropy, backward, clip, Adam."""
+def train_step(run: Run, state: TrainState, batch: np.ndarray, lr: float | None = None) -> float:
+    """One step of the paper's recipe: forward, label-smoothed cross-entropy, backward, clip, Adam (at the
+    schedule's learning rate unless `lr` is given)."""
     src, tin, tout = run.train.collate(batch, run.device)
-    lr = lr_at(state.step, run.args, state.minutes)
+    lr = lr_at(state.step, run.args, state.minutes) if lr is None else lr
     for g in run.opt.param_groups:
         g["lr"] = lr
     with torch.autocast(run.device.type, dtype=run.amp_dtype, enabled=run.amp_dtype is not None):
@@ -226,9 +238,13 @@ def stop_now(run: Run, state: TrainState, start: TrainState) -> bool:
     return done
 
 
-def train_loop(run: Run, state: TrainState) -> None:
-    """Steps until the run is finished or this invocation's budget is spent."""
+def train_loop(run: Run, state: TrainState, deadline: Deadline | None = None) -> None:
+    """Steps until the run is finished or this invocation's budget is spent (with a `deadline`, the
+    schedule's budget shrinks after each evaluation so that the run and its finish end in time)."""
     start, replay_at = replace(state), set(replay_steps())
+    if deadline:
+        deadline.loop_started, deadline.train_seconds_at_loop = time.time(), state.train_seconds
+        refit(run, state, deadline)
     bar = tqdm(total=run.args.max_steps, initial=state.step, disable=(not run.main_proc) or None, unit="step",
                dynamic_ncols=True, smoothing=0.05)
     losses, t_window, tok_window, last_save = [], time.time(), state.tokens, time.time()
@@ -253,7 +269,11 @@ def train_loop(run: Run, state: TrainState) -> None:
             bar.set_postfix(loss=f"{np.mean(losses):.3f}", tok_s=f"{tps:,.0f}", ep=state.epoch)
             losses, t_window, tok_window = [], time.time(), state.tokens
         if state.step % run.args.eval_every == 0 and run.main_proc:
+            t_eval = time.time()
             run_eval(run, state)
+            if deadline:
+                deadline.eval_seconds = time.time() - t_eval
+                refit(run, state, deadline)
             t_window, tok_window = time.time(), state.tokens   # evaluation time is not training time
         if time.time() - last_save > run.args.save_every_min * 60:
             save_training_state(run, state)
@@ -282,7 +302,7 @@ def finish(run: Run, state: TrainState) -> None:
             extra=json.dumps({"averaged": [c.parent.name for c in cks], **res}))
     if res["dev_bleu"] > state.best:
         state.best, state.best_step = res["dev_bleu"], state.step
-        write_checkpoint(run, "best", metadata={"step": state.step, "averaged": len(cks), **res})
+        write_checkpoint(run, "best", metadata={"step": state.step, "averaged": len(cks), **res}, state=state)
         run.log("the averaged model is the best on dev: saved to best/")
     run.model.load_state_dict(keep)
 
@@ -317,8 +337,23 @@ def check_schedule(run: Run, state: TrainState) -> None:
                     f"{lr_at(state.step, run.args, state.minutes):.2e}")
 
 
+def rebuild_moments(run: Run, state: TrainState) -> None:
+    """--continue-from a checkpoint: Adam's moments from --moment-steps batches (epochs of their own order,
+    as many as needed) at a learning rate of 0."""
+    batches, epoch = [], -1
+    while len(batches) < run.args.moment_steps:
+        more = epoch_batches(run.train, run.args, epoch, run.rank, run.world)
+        if not more:
+            break
+        batches, epoch = batches + more, epoch - 1
+    loss = estimate_moments(run, state, batches, run.args.moment_steps, train_step)
+    run.log(f"Adam's moments rebuilt from {run.args.moment_steps} batches at a learning rate of 0 (mean loss "
+            f"{loss:.3f}); the schedule goes on at {lr_at(state.step, run.args, state.minutes):.2e}")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    deadline = Deadline(args.end_by) if args.end_by else None    # counted from here: data loading too
     run = start_run(args)
     state = load_training_state(run) if args.resume else \
         continue_training_state(run, args.continue_from) if args.continue_from else TrainState()
@@ -333,8 +368,10 @@ def main(argv=None) -> int:
         add_replay_point(run, state, float("nan"))
     if args.continue_from:
         check_schedule(run, state)
+    if run.rebuild_moments and args.moment_steps:
+        rebuild_moments(run, state)
     try:
-        train_loop(run, state)
+        train_loop(run, state, deadline)
     except KeyboardInterrupt:      # Ctrl-C, or a deadline's SIGINT: keep what was trained
         save_training_state(run, state)
         run.log(f"interrupted at step {state.step}: state saved in {run.out}; continue with --resume")
