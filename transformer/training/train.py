@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from ..config import MAX_SOURCE_PIECES, PAD_ID, ModelConfig
-from ..io.checkpoint import PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE
+from ..io.checkpoint import PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE, SCHEDULE_FILE
 from ..replay import load_replay, replay_steps
 from .augment import AugmentConfig
 from .budget import Deadline, estimate_moments, refit
@@ -325,6 +325,8 @@ def check_schedule(run: Run, state: TrainState) -> None:
         raise SystemExit(f"error: {run.args.continue_from} already ended its schedule (step {state.step}, "
                          f"{state.minutes:.1f} minutes); raise --max-steps or --max-minutes to go on")
     saved = Path(run.args.continue_from) / RUN_CONFIG_FILE
+    if not saved.is_file():                  # a checkpoint folder: its schedule.json holds the same options
+        saved = Path(run.args.continue_from) / SCHEDULE_FILE
     if saved.is_file():
         before = json.loads(saved.read_text(encoding="utf-8"))
         changed = [f"--{k.replace('_', '-')} {before.get(k)} -> {getattr(run.args, k)}"
