@@ -32,7 +32,8 @@ THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
 
 
 def kept(number: str, french: str) -> bool:
-    return number.replace(",", "") in re.sub(r"(?<=\d)[\s\u202f\u00a0.,](?=\d)", "", french)
+    digits = re.sub(r"(?<=\d)[\s\u202f\u00a0.,](?=\d)", "", french)
+    return re.search(r"(?<!\d)" + number.replace(",", "") + r"(?!\d)", digits) is not None
 
 
 def main(argv=None) -> None:

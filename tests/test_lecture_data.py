@@ -160,7 +160,10 @@ def test_ongoing_pairs_put_the_present_with_depuis():
             kinds["perfect"] += 1
             assert "depuis" not in fr and "pendant" not in fr, (en, fr)
     assert kinds["depuis"] > 0.6 * len(pairs) and min(kinds.values()) > 0.1 * len(pairs), kinds
+    piano = "She has been learning to play the piano for three years."
+    assert piano in EVERYDAY and piano in O.NEVER and O._sentence(piano[:-1]) == piano
     assert not set(EVERYDAY) & {en for en, _ in O.ongoing_pairs(30000, random.Random(6))}
+    assert not any(re.search(r"\bet un (semaines|heures|minutes)", fr) for _, fr in pairs)  # et une
     she, piano = O.SUBJECTS[3], O.ACTIVITIES[0]
     assert (she.fr, piano.fr_present[she.person]) == ("elle", "apprend")
     assert O._start(O.SUBJECTS[0], "écris") == "j'écris"

@@ -27,7 +27,8 @@ COMMON=(--dev "${DEV[@]}" --max-tokens 12000 --eval-every 400 --bleu-sentences $
 until_deadline() {   # the trainer fits its schedule to end (averaging included) 30 s before $DEADLINE s after
   # the start (--end-by); a SIGINT at the deadline itself (the trainer saves its state), SIGKILL 20 s later
   local left=$(( DEADLINE - ($(date +%s) - t0) )); [ "$left" -ge 1 ] || left=1
-  timeout -k 20 --signal=INT "$left" python3 -m transformer.cli.train "$@" --end-by $(( left > 60 ? left - 30 : left ))
+  # (the trainer's clock starts after its imports, a few seconds later: 45 s of margin, at least 1 s)
+  timeout -k 20 --signal=INT "$left" python3 -m transformer.cli.train "$@" --end-by $(( left > 90 ? left - 45 : (left > 2 ? left - 2 : 1) ))
 }
 
 generate_pairs() {   # generate_pairs SEED: runs/gpu/augmented.tsv.gz from AUG_SOURCES, and how (run_config's "generated")

@@ -14,11 +14,14 @@ MIN=${MINUTES:-5.5}; DEADLINE=${DEADLINE:-520}
 [ -f "${LECTURE%@*}" ] || { say "no lecture corpus in $P"; exit 1; }
 # From the bundled weights with a fresh warm-up, or, with CONTINUE_FROM=FOLDER (a checkpoint brought back with
 # its schedule.json, unpacked into the tree), on with that schedule: Adam's moments rebuilt from 200 batches
-# (MINUTES is then the schedule's total: that checkpoint's training minutes and this call's). A checkpoint comes
+# (MINUTES is then this call's share, added to that checkpoint's training minutes). A checkpoint comes
 # back as NAME.safetensors.part* and NAME.schedule.json; to go on from it, in a folder of the tree:
 #   cat NAME.safetensors.part* > F/model.safetensors; cp NAME.schedule.json F/schedule.json;
 #   cp checkpoints/en-fr-base/{config.json,tokenizer.model} F/        (then CONTINUE_FROM=F)
 if [ -n "${CONTINUE_FROM:-}" ]; then
+  # the schedule's total: the checkpoint's own training minutes and this call's MINUTES (5.5 by default)
+  MIN=$(python3 -c "import json, sys; print(round(json.load(open(sys.argv[1]))['train_seconds'] / 60 + $MIN, 2))" \
+        "$CONTINUE_FROM/schedule.json") || { say "no $CONTINUE_FROM/schedule.json"; exit 1; }
   COMMON+=(--continue-from "$CONTINUE_FROM" --moment-steps ${MOMENT_STEPS:-200} --lr ${LR:-2e-4} --warmup 200 --max-steps 100000 --max-minutes "$MIN")
 else
   COMMON+=(--init-from checkpoints/en-fr-base --lr ${LR:-2e-4} --warmup 200 --max-steps 100000 --max-minutes "$MIN")

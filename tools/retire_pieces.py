@@ -4,7 +4,7 @@
 
 The vocabulary keeps its size and ids (the model's embeddings are untouched, and a retired piece the model
 writes still decodes); only how new text is cut changes. Why: the bundled vocabulary holds the piece "0,000",
-so "20,000" was cut `▁2` `0,000` while "12,000" is `▁12` `,000`, and every model since cycle 5 wrote a whole
+so "20,000" was cut `▁2` `0,000` while "12,000" is `▁12` `,000`, and every model since cycle 6 wrote a whole
 ten thousand with a zero lost ("20,000" → « 2 000 », "100,000" → « 10 000 »); with the piece retired,
 "20,000" is `▁20` `,000`, the cut the model reads right. Marks the pieces UNUSED in the model's protobuf
 (SentencePiece's own way of taking a piece out of segmentation), so it needs the `protobuf` package

@@ -23,8 +23,10 @@ TOKENIZER_FILE = "tokenizer.model"
 PIECE_COUNTS_FILE = "piece_counts.json"   # optional: training counts per piece (written by train)
 REPLAY_FILE = "replay.npz"                # optional: attention of fixed examples during training
 RUN_CONFIG_FILE = "run_config.json"       # optional: the training run's options and corpus weights
-SCHEDULE_FILE = "schedule.json"           # optional: where the training schedule stands (--continue-from)
-OPTIONAL_FILES = (PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE, SCHEDULE_FILE, "log.csv", "loss_curve.png")
+# where a checkpoint's training schedule stands (--continue-from); never copied on by export or interpolate (a
+# mixed model's schedule is neither parent's); tools/gpu_common.sh brings it back beside the exported weights
+SCHEDULE_FILE = "schedule.json"
+OPTIONAL_FILES = (PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE, "log.csv", "loss_curve.png")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CHECKPOINT = REPO_ROOT / "checkpoints" / "en-fr-base"
 HINT = ("Pass --checkpoint with a folder made by `python -m transformer.cli.train` "

@@ -50,16 +50,29 @@ def fit_budget(max_minutes: float, minutes_now: float, wall_left: float, eval_se
 
 
 def refit(run, state, deadline: Deadline) -> None:
-    """After an evaluation: shrink run.args.max_minutes to what `fit_budget` allows, and say so."""
+    """At the start and after each evaluation (rank 0's, shared with the others: `share_budget`): shrink
+    run.args.max_minutes to what `fit_budget` allows, and say so. Before the first evaluation, its cost is
+    taken as 5 % of the time left."""
     now = time.time()
     wall = now - deadline.loop_started
     trained = state.train_seconds - deadline.train_seconds_at_loop
     share = trained / wall if wall > 1 and trained > 0 else 1.0
-    new = fit_budget(run.args.max_minutes, state.minutes, deadline.left(now), deadline.eval_seconds, share)
+    eval_seconds = deadline.eval_seconds or 0.05 * max(0.0, deadline.left(now))
+    new = fit_budget(run.args.max_minutes, state.minutes, deadline.left(now), eval_seconds, share)
     if not run.args.max_minutes or new < run.args.max_minutes - 0.01:
         run.log(f"--end-by: {deadline.left(now):.0f} s left; the schedule now ends at {new:.2f} training "
                 f"minutes (was {run.args.max_minutes or 'no limit'})")
         run.args.max_minutes = new
+
+
+def share_budget(run) -> None:
+    """Every process of a distributed run takes rank 0's budget (the learning rate must agree across them)."""
+    if run.world > 1:
+        import torch
+        import torch.distributed as dist
+        t = torch.tensor([float(run.args.max_minutes or 0.0)], dtype=torch.float64, device=run.device)
+        dist.broadcast(t, 0)
+        run.args.max_minutes = float(t.item())
 
 
 def schedule_state(state, args) -> dict:

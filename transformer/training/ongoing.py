@@ -85,7 +85,10 @@ def duration(rng: random.Random) -> Pair:
         return f"a{'n' if one_en == 'hour' else ''} {one_en}", f"{'une' if feminine else 'un'} {one_fr}"
     if rng.random() < 0.3:
         return f"{n} {many_en}", f"{n} {many_fr}"
-    return f"{number_words(n, 'en')} {many_en}", f"{number_words(n, 'fr')} {many_fr}"
+    words = number_words(n, "fr")
+    if feminine and words.endswith(" un"):           # vingt et une semaines
+        words += "e"
+    return f"{number_words(n, 'en')} {many_en}", f"{words} {many_fr}"
 
 
 def _start(subject: Subject, verb: str) -> str:

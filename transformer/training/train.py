@@ -30,7 +30,7 @@ from ..config import MAX_SOURCE_PIECES, PAD_ID, ModelConfig
 from ..io.checkpoint import PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE, SCHEDULE_FILE
 from ..replay import load_replay, replay_steps
 from .augment import AugmentConfig
-from .budget import Deadline, estimate_moments, refit
+from .budget import Deadline, estimate_moments, refit, share_budget
 from .data import SHARED_DATA, ParallelData
 from .evaluation import (LOG_EVERY, add_replay_point, average_weights, evaluate_dev, log_row, read_log,
                          run_eval)
@@ -161,7 +161,8 @@ def add_evaluation_options(e) -> None:
                         "learning-rate schedule and optimizer: a further training cycle); the model options "
                         "are ignored")
     e.add_argument("--continue-from", default=None, metavar="RUN",
-                   help="a further cycle that goes on from the run folder RUN's train_state.pt: its weights, "
+                   help="a further cycle that goes on from the run folder RUN's train_state.pt (or a "
+                        "checkpoint folder's schedule.json, its moments rebuilt): its weights, "
                         "optimizer moments, step, tokens and training time, so the learning-rate schedule "
                         "goes on where RUN left it (no fresh warm-up), on this run's data; the model options "
                         "are ignored")
@@ -245,6 +246,7 @@ def train_loop(run: Run, state: TrainState, deadline: Deadline | None = None) ->
     if deadline:
         deadline.loop_started, deadline.train_seconds_at_loop = time.time(), state.train_seconds
         refit(run, state, deadline)
+        share_budget(run)
     bar = tqdm(total=run.args.max_steps, initial=state.step, disable=(not run.main_proc) or None, unit="step",
                dynamic_ncols=True, smoothing=0.05)
     losses, t_window, tok_window, last_save = [], time.time(), state.tokens, time.time()
@@ -272,8 +274,10 @@ def train_loop(run: Run, state: TrainState, deadline: Deadline | None = None) ->
             t_eval = time.time()
             run_eval(run, state)
             if deadline:
-                deadline.eval_seconds = time.time() - t_eval
+                deadline.eval_seconds = max(deadline.eval_seconds, time.time() - t_eval)
                 refit(run, state, deadline)
+        if deadline and state.step % run.args.eval_every == 0:
+            share_budget(run)
             t_window, tok_window = time.time(), state.tokens   # evaluation time is not training time
         if time.time() - last_save > run.args.save_every_min * 60:
             save_training_state(run, state)
@@ -324,9 +328,9 @@ def check_schedule(run: Run, state: TrainState) -> None:
     if finished(state, run.args):
         raise SystemExit(f"error: {run.args.continue_from} already ended its schedule (step {state.step}, "
                          f"{state.minutes:.1f} minutes); raise --max-steps or --max-minutes to go on")
-    saved = Path(run.args.continue_from) / RUN_CONFIG_FILE
-    if not saved.is_file():                  # a checkpoint folder: its schedule.json holds the same options
-        saved = Path(run.args.continue_from) / SCHEDULE_FILE
+    saved = Path(run.args.continue_from) / SCHEDULE_FILE       # a checkpoint's: the schedule as it ran
+    if not saved.is_file():
+        saved = Path(run.args.continue_from) / RUN_CONFIG_FILE
     if saved.is_file():
         before = json.loads(saved.read_text(encoding="utf-8"))
         changed = [f"--{k.replace('_', '-')} {before.get(k)} -> {getattr(run.args, k)}"
@@ -339,15 +343,17 @@ def check_schedule(run: Run, state: TrainState) -> None:
                     f"{lr_at(state.step, run.args, state.minutes):.2e}")
 
 
+MOMENT_EPOCHS = 1_000_000     # the batch orders that rebuild Adam's moments: far from any training epoch
+
+
 def rebuild_moments(run: Run, state: TrainState) -> None:
     """--continue-from a checkpoint: Adam's moments from --moment-steps batches (epochs of their own order,
     as many as needed) at a learning rate of 0."""
-    batches, epoch = [], -1
+    if not len(run.train):
+        raise SystemExit("error: no training pairs to rebuild Adam's moments from")
+    batches, epoch = [], MOMENT_EPOCHS          # orders of their own (seeds never negative)
     while len(batches) < run.args.moment_steps:
-        more = epoch_batches(run.train, run.args, epoch, run.rank, run.world)
-        if not more:
-            break
-        batches, epoch = batches + more, epoch - 1
+        batches, epoch = batches + epoch_batches(run.train, run.args, epoch, run.rank, run.world), epoch + 1
     loss = estimate_moments(run, state, batches, run.args.moment_steps, train_step)
     run.log(f"Adam's moments rebuilt from {run.args.moment_steps} batches at a learning rate of 0 (mean loss "
             f"{loss:.3f}); the schedule goes on at {lr_at(state.step, run.args, state.minutes):.2e}")
