@@ -15,19 +15,10 @@ import re
 import sacrebleu
 
 from toolkit import emit  # the checkout on sys.path (bench/toolkit.py)
+from evaluate_all import SETS  # the model card's dev and test sets
 from transformer.serving.translator import Translator
 from transformer.training.data import read_corpus
 
-DATA = "../shared/data"
-SETS = {"Tatoeba test": f"{DATA}/tatoeba-eng-fra/test.tsv.gz",
-        "Tatoeba dev": f"{DATA}/tatoeba-eng-fra/dev.tsv.gz",
-        "newstest2014": f"{DATA}/news-formal/newstest2014.test.tsv.gz",
-        "newstest2013": f"{DATA}/news-formal/newstest2013.dev.tsv.gz",
-        "Multi30k test_2016": f"{DATA}/multi30k/test_2016_flickr",
-        "rust-book": f"{DATA}/tech-docs/rust-book-fr.tsv.gz",
-        "cnp3": f"{DATA}/tech-docs/cnp3-ebook-fr.tsv.gz",
-        "ml-courses dev": f"{DATA}/ml-courses/dev.tsv.gz",
-        "classroom test": "transformer/training/corpora/classroom.test.tsv"}
 THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
 
 
@@ -43,10 +34,11 @@ def main(argv=None) -> None:
     ap.add_argument("--pattern", default="0,000", help="only the sentences whose English holds this")
     args = ap.parse_args(argv)
     rows = []
-    for name, path in SETS.items():
+    for name, path in SETS:
         rows += [(name, en, fr) for en, fr in read_corpus(path)
                  if args.pattern in en and THOUSANDS.search(en)]
-    result = {"sentences": len(rows), "by set": {n: sum(r[0] == n for r in rows) for n in SETS}}
+    by_set = {n: sum(r[0] == n for r in rows) for n, _ in SETS}
+    result = {"sentences": len(rows), "by set": {n: c for n, c in by_set.items() if c}}
     refs = [fr for _, _, fr in rows]
     for label, folder in (("a", args.a), ("b", args.b)):
         hyps = Translator(folder, "cpu").translate([en for _, en, _ in rows])

@@ -21,6 +21,9 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import torch
+import torch.distributed as dist
+
 from ..io.checkpoint import SCHEDULE_FILE   # beside a checkpoint's weights: where its schedule stands
 
 
@@ -68,8 +71,6 @@ def refit(run, state, deadline: Deadline) -> None:
 def share_budget(run) -> None:
     """Every process of a distributed run takes rank 0's budget (the learning rate must agree across them)."""
     if run.world > 1:
-        import torch
-        import torch.distributed as dist
         t = torch.tensor([float(run.args.max_minutes or 0.0)], dtype=torch.float64, device=run.device)
         dist.broadcast(t, 0)
         run.args.max_minutes = float(t.item())
