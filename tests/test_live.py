@@ -329,10 +329,24 @@ def test_followers_follow_the_presenter(browser, two_apps):
     title = lambda p, sel: "".join(p.locator(f"{sel} .gtitle").first.text_content().split())
     want = title(presenter, "#cross-step-plot")
     assert all(title(f, "#parts [data-id=cross-step-plot]") == want for f in followers)
+    followers[1].set_viewport_size({"width": 1280, "height": 540})      # a short window: the grid below its fold
     show_tab(presenter, "explorer")
     for f in followers:
         f.wait_for_selector("#view-title:has-text('Attention explorer')", timeout=20_000)
         f.locator("#parts [data-id=explorer-plot].js-plotly-plot").wait_for(timeout=20_000)
+    # below the fold, the all-heads grid is drawn when the student scrolls to it, not ahead: drawn ahead, it held
+    # the page 1-2 s and the presenter's next change waited for it
+    laptop = followers[1]
+    laptop.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version",
+                             timeout=20_000)
+    laptop.wait_for_timeout(800)
+    grid = laptop.locator("#parts [data-id=grid-plot]")
+    assert grid.evaluate("(e) => e.getBoundingClientRect().top > window.innerHeight - 120")
+    assert not grid.evaluate("(e) => e.classList.contains('js-plotly-plot')")
+    grid.scroll_into_view_if_needed()
+    laptop.locator("#parts [data-id=grid-plot].js-plotly-plot").wait_for(timeout=20_000)
+    laptop.evaluate("() => window.scrollTo(0, 0)")
+    laptop.set_viewport_size({"width": 1280, "height": 800})
     # a follower explores on their own: the full app on the same view, told that they are exploring, with the
     # way back
     lone = followers[0]

@@ -36,19 +36,21 @@
     document.head.appendChild(s);
   }));
 
-  // figures below the fold, drawn when they scroll into view or when the page is idle
+  // Figures below the fold are drawn only when they scroll onto the screen, never ahead ('when the page is idle',
+  // or 300 px before): the all-heads grid held a page 0.8-2.2 s while the room's other pages drew too, and the
+  // presenter's next change waited for it (issue 43: bench/follower_lag.py, the rehearsal).
   const pending = new Map();
   const drawOne = (box) => {
     const job = pending.get(box);
     if (!job || !plotly) return Promise.resolve();
     pending.delete(box);
-    return plotly.react(box, job[0].data || [], job[0].layout || {}, job[1]);
+    const t0 = performance.now();
+    return plotly.react(box, job[0].data || [], job[0].layout || {}, job[1])
+      .then(() => note(`scrolled to ${box.dataset.id} ${Math.round(performance.now() - t0)} ms`, version));
   };
-  const drawPending = async () => { for (const box of [...pending.keys()]) { await drawOne(box); await new Promise((r) => setTimeout(r, 0)); } };
-  const idle = (fn) => (window.requestIdleCallback ? window.requestIdleCallback(fn, { timeout: 2500 }) : setTimeout(fn, 1200));
   const seen = new IntersectionObserver((entries) => entries.forEach((e) => {
     if (e.isIntersecting) { seen.unobserve(e.target); drawOne(e.target); }
-  }), { rootMargin: '200px' });
+  }), { rootMargin: '0px 0px -120px 0px' });          // more than a sliver on screen, as onScreen below
 
   const drop = (box) => {                 // a figure's box leaves the page: nothing of it stays behind
     pending.delete(box);
@@ -120,7 +122,7 @@
                        scrollZoom: false };
       // The figures on screen first, one at a time with the page free between them (a new view that arrives
       // meanwhile is read at once and the rest of this one dropped); those below the fold when they scroll into
-      // view or the page has nothing else to do (a big figure takes a phone 0.1-0.4 s).
+      // view (a big figure takes a phone 0.1-0.4 s alone, seconds while the room's other pages draw too).
       todo.forEach(([box, fig]) => { box.style.minHeight = `${(fig.layout && fig.layout.height) || 450}px`; });   // 450: plotly.js's default
       const onScreen = ([box]) => box.getBoundingClientRect().top < window.innerHeight - 120;   // more than a sliver
       const later = todo.filter((t) => !onScreen(t));
@@ -132,7 +134,6 @@
         note(`plot ${box.dataset.id} ${Math.round(performance.now() - t0)} ms`, msg.version);
       }
       later.forEach(([box, fig]) => { pending.set(box, [fig, config]); seen.observe(box); });
-      if (later.length) idle(drawPending);
     }
     if (msg === latest) { document.body.dataset.drawn = String(msg.version); note('drawn', msg.version); }
   };
