@@ -29,7 +29,9 @@ LONG = ("When the students arrived at the lecture hall this morning, the profess
 WINDOW_MS = 4000          # a change's events: those logged within this long after its click
 
 
-def lecture(browser, url: str, followers: int):
+def presenter(browser, url: str):
+    """A presenter at 1920x1080 in presenter mode with a live session on LONG: (their page, the room's
+    code)."""
     pres = browser.new_page(viewport={"width": 1920, "height": 1080})
     pres.goto(url + "?text=" + LONG.replace(" ", "%20"), wait_until="load")
     pres.wait_for_function("() => [...document.querySelectorAll('textarea')]"
@@ -39,7 +41,11 @@ def lecture(browser, url: str, followers: int):
     pres.get_by_role("button", name=re.compile(r"start live", re.I)).first.click()
     pres.wait_for_timeout(2500)
     links = pres.inner_text("body") + " ".join(pres.eval_on_selector_all("a", "els => els.map(e => e.href)"))
-    code = re.search(r"follow=([A-Z0-9]{4,12})", links).group(1)
+    return pres, re.search(r"follow=([A-Z0-9]{4,12})", links).group(1)
+
+
+def lecture(browser, url: str, followers: int):
+    pres, code = presenter(browser, url)
     phone = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True,
                                 has_touch=True)
     laptop = browser.new_context(viewport={"width": 1280, "height": 800})

@@ -329,13 +329,13 @@ def test_followers_follow_the_presenter(browser, two_apps):
     title = lambda p, sel: "".join(p.locator(f"{sel} .gtitle").first.text_content().split())
     want = title(presenter, "#cross-step-plot")
     assert all(title(f, "#parts [data-id=cross-step-plot]") == want for f in followers)
-    followers[1].set_viewport_size({"width": 1280, "height": 540})      # a short window: the grid below its fold
+    followers[1].set_viewport_size({"width": 1280, "height": 540})      # a short window: the grid below it
     show_tab(presenter, "explorer")
     for f in followers:
         f.wait_for_selector("#view-title:has-text('Attention explorer')", timeout=20_000)
         f.locator("#parts [data-id=explorer-plot].js-plotly-plot").wait_for(timeout=20_000)
-    # below the fold, the all-heads grid is drawn when the student scrolls to it, not ahead: drawn ahead, it held
-    # the page 1-2 s and the presenter's next change waited for it
+    # below the fold, the all-heads grid is drawn when the student scrolls to it, not ahead: drawn ahead, it
+    # held the page 1-2 s and the presenter's next change waited for it
     laptop = followers[1]
     laptop.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version",
                              timeout=20_000)

@@ -87,6 +87,8 @@ def lecture_views(browser, url: str, out: Path) -> list[Path]:
             page.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version")
             time.sleep(0.5)
             path = out / f"lecture-follower-{name}-{tab}.png"
+            if name.startswith("390"):
+                scroll_through(page)
             page.screenshot(path=str(path), full_page=name.startswith("390"))
             written.append(path)
     written += vote_views(presenter, pages, out)
@@ -94,6 +96,17 @@ def lecture_views(browser, url: str, out: Path) -> list[Path]:
         page.context.close()
     presenter.close()
     return written
+
+
+def scroll_through(page) -> None:
+    """A follower's page scrolled past each of its figures and back to the top: it draws a figure below the
+    fold when a student scrolls to it, and a full-page shot shows them all."""
+    for box in page.locator("#parts .part.plot").all():
+        box.scroll_into_view_if_needed()
+        page.wait_for_function("(e) => e.classList.contains('js-plotly-plot')", arg=box.element_handle(),
+                               timeout=30_000)
+    page.evaluate("() => window.scrollTo(0, 0)")
+    time.sleep(0.3)
 
 
 def vote_views(presenter, pages: list, out: Path) -> list[Path]:
