@@ -137,6 +137,7 @@ def test_the_room_sees_the_presenters_knock_out(browser, app_url):
     phone.goto(app_url + f"?follow={code}")
     phone.wait_for_selector("#view-where:has-text('switched off: cross L1, cross L2, cross L3')",
                             timeout=WAIT_MS)
+    phone.locator("#parts [data-id=ko-rank-plot]").scroll_into_view_if_needed()   # drawn when scrolled to
     phone.locator("#parts [data-id=ko-rank-plot].js-plotly-plot").wait_for(timeout=WAIT_MS)
     knocked = phone.locator("#parts [data-id=ko-result]").inner_text()
     assert knocked.split("knocked out")[-1].strip()[:20] in shown

@@ -130,6 +130,8 @@ def vote_views(presenter, pages: list, out: Path) -> list[Path]:
             page.wait_for_selector(f"#vote[data-status={status}]", timeout=60_000)
             time.sleep(0.3)
             path = out / f"lecture-vote-follower-{look}-{name}.png"
+            if look.startswith("390"):
+                scroll_through(page)
             page.screenshot(path=str(path), full_page=look.startswith("390"))
             written.append(path)
     shoot("open", "open")

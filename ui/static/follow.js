@@ -37,16 +37,17 @@
   }));
 
   // Figures below the fold are drawn only when they scroll onto the screen, never ahead ('when the page is idle',
-  // or 300 px before): the all-heads grid held a page 0.8-2.2 s while the room's other pages drew too, and the
+  // or 200 px before): the all-heads grid held a page 0.8-2.2 s while the room's other pages drew too, and the
   // presenter's next change waited for it (issue 43: bench/follower_lag.py, the rehearsal).
   const pending = new Map();
   const drawOne = (box) => {
     const job = pending.get(box);
     if (!job || !plotly) return Promise.resolve();
     pending.delete(box);
-    const t0 = performance.now();
-    return plotly.react(box, job[0].data || [], job[0].layout || {}, job[1])
-      .then(() => note(`scrolled to ${box.dataset.id} ${Math.round(performance.now() - t0)} ms`, version));
+    const [fig, config, v] = job, t0 = performance.now();
+    return plotly.react(box, fig.data || [], fig.layout || {}, config)
+      .then(() => note(`scrolled to ${box.dataset.id} ${Math.round(performance.now() - t0)} ms`, v))
+      .catch((e) => message(`This figure could not be drawn here (${e && e.message}).`));
   };
   const seen = new IntersectionObserver((entries) => entries.forEach((e) => {
     if (e.isIntersecting) { seen.unobserve(e.target); drawOne(e.target); }
@@ -124,7 +125,10 @@
       // meanwhile is read at once and the rest of this one dropped); those below the fold when they scroll into
       // view (a big figure takes a phone 0.1-0.4 s alone, seconds while the room's other pages draw too).
       todo.forEach(([box, fig]) => { box.style.minHeight = `${(fig.layout && fig.layout.height) || 450}px`; });   // 450: plotly.js's default
-      const onScreen = ([box]) => box.getBoundingClientRect().top < window.innerHeight - 120;   // more than a sliver
+      const onScreen = ([box]) => {       // more than a sliver of it on screen (a student may have scrolled down)
+        const r = box.getBoundingClientRect();
+        return r.top < window.innerHeight - 120 && r.bottom > 0;
+      };
       const later = todo.filter((t) => !onScreen(t));
       for (const [i, [box, fig]] of todo.filter(onScreen).entries()) {
         if (i > 0) await new Promise((resolve) => setTimeout(resolve, 0));
@@ -133,7 +137,8 @@
         await plotly.react(box, fig.data || [], fig.layout || {}, config);
         note(`plot ${box.dataset.id} ${Math.round(performance.now() - t0)} ms`, msg.version);
       }
-      later.forEach(([box, fig]) => { pending.set(box, [fig, config]); seen.observe(box); });
+      if (msg !== latest) return;              // a newer view came during the last draw: its figures wait instead
+      later.forEach(([box, fig]) => { pending.set(box, [fig, config, msg.version]); seen.observe(box); });
     }
     if (msg === latest) { document.body.dataset.drawn = String(msg.version); note('drawn', msg.version); }
   };
