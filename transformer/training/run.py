@@ -17,13 +17,13 @@ import torch.distributed as dist
 from tqdm import tqdm
 
 from ..config import ModelConfig
-from ..io.checkpoint import (PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE, TOKENIZER_FILE, load_checkpoint,
-                             save_checkpoint)
+from ..io.checkpoint import (PIECE_COUNTS_FILE, REPLAY_FILE, RUN_CONFIG_FILE, SCHEDULE_FILE, TOKENIZER_FILE,
+                             load_checkpoint, save_checkpoint)
 from ..io.tokenizer import Tokenizer, train_tokenizer
 from ..model.transformer import Transformer
 from ..replay import EXAMPLES, Replay
 from .augment import AugmentConfig, augment
-from .budget import SCHEDULE_FILE, read_schedule, write_schedule
+from .budget import read_schedule, write_schedule
 from .data import ParallelData, epoch_counts, parse_spec, read_corpus
 from .vocab_transfer import transfer_embedding
 

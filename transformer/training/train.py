@@ -270,14 +270,15 @@ def train_loop(run: Run, state: TrainState, deadline: Deadline | None = None) ->
                     train_loss=round(float(np.mean(losses)), 4), tokens_per_s=round(tps))
             bar.set_postfix(loss=f"{np.mean(losses):.3f}", tok_s=f"{tps:,.0f}", ep=state.epoch)
             losses, t_window, tok_window = [], time.time(), state.tokens
-        if state.step % run.args.eval_every == 0 and run.main_proc:
-            t_eval = time.time()
-            run_eval(run, state)
+        if state.step % run.args.eval_every == 0:
+            if run.main_proc:
+                t_eval = time.time()
+                run_eval(run, state)
+                if deadline:
+                    deadline.eval_seconds = max(deadline.eval_seconds, time.time() - t_eval)
+                    refit(run, state, deadline)
             if deadline:
-                deadline.eval_seconds = max(deadline.eval_seconds, time.time() - t_eval)
-                refit(run, state, deadline)
-        if deadline and state.step % run.args.eval_every == 0:
-            share_budget(run)
+                share_budget(run)
             t_window, tok_window = time.time(), state.tokens   # evaluation time is not training time
         if time.time() - last_save > run.args.save_every_min * 60:
             save_training_state(run, state)

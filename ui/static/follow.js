@@ -39,6 +39,7 @@
   // Figures below the fold are drawn only when they scroll onto the screen, never ahead ('when the page is idle',
   // or 200 px before): the all-heads grid held a page 0.8-2.2 s while the room's other pages drew too, and the
   // presenter's next change waited for it (issue 43: bench/follower_lag.py, the rehearsal).
+  const SLIVER = 120;                     // px of a figure on screen before it counts as shown (and is drawn)
   const pending = new Map();
   const drawOne = (box) => {
     const job = pending.get(box);
@@ -51,7 +52,7 @@
   };
   const seen = new IntersectionObserver((entries) => entries.forEach((e) => {
     if (e.isIntersecting) { seen.unobserve(e.target); drawOne(e.target); }
-  }), { rootMargin: '0px 0px -120px 0px' });          // more than a sliver on screen, as onScreen below
+  }), { rootMargin: `0px 0px -${SLIVER}px 0px` });     // more than a sliver on screen, as onScreen below
 
   const drop = (box) => {                 // a figure's box leaves the page: nothing of it stays behind
     pending.delete(box);
@@ -127,7 +128,7 @@
       todo.forEach(([box, fig]) => { box.style.minHeight = `${(fig.layout && fig.layout.height) || 450}px`; });   // 450: plotly.js's default
       const onScreen = ([box]) => {       // more than a sliver of it on screen (a student may have scrolled down)
         const r = box.getBoundingClientRect();
-        return r.top < window.innerHeight - 120 && r.bottom > 0;
+        return r.top < window.innerHeight - SLIVER && r.bottom > 0;
       };
       const later = todo.filter((t) => !onScreen(t));
       for (const [i, [box, fig]] of todo.filter(onScreen).entries()) {
