@@ -305,9 +305,21 @@ def test_play_shows_the_step_the_slider_shows_and_stops_at_the_end(browser, app_
     assert len(seen) >= n // 2 and max(seen) <= n, (seen, n)
     time.sleep(1.5)                                            # no click after the end
     assert page.locator("#play-step").inner_text().strip() == "▶ Play" and step_shown(page) == n
-    page.click("#play-step")                                   # at the end: from step 1 again
-    page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=WAIT_MS)
-    page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
+    # at the end: from step 1 again, at 3 s a step (the pause below lands before the end). The steps shown are
+    # recorded in the page: a busy test process could miss a step line that the page showed for a moment.
+    page.locator("#play-speed input").click()
+    page.locator("[role=option]:visible", has_text="3 s").first.click()
+    page.evaluate("""() => { window.__steps = [];
+        const line = document.querySelector('#step-info'), read = () => {
+          const m = line.innerText.match(/Step (\\d+) of/), s = window.__steps;
+          if (m && s[s.length - 1] !== +m[1]) s.push(+m[1]); };
+        new MutationObserver(read).observe(line, {subtree: true, childList: true, characterData: true}); }""")
+    page.click("#play-step")
+    try:
+        page.wait_for_function("() => /(^|,)1,2(,|$)/.test(window.__steps.join(','))", timeout=WAIT_MS)
+    except Exception as e:   # noqa: BLE001  playwright's timeout: say what the page showed
+        raise AssertionError(f"Play at the end: steps shown {page.evaluate('() => window.__steps')}, "
+                             f"button {page.locator('#play-step').inner_text()!r}") from e
     page.click("#play-step")                                   # pause
     page.wait_for_selector("#play-step:has-text('Play')", timeout=WAIT_MS)
     paused = step_shown(page)

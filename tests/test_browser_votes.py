@@ -93,7 +93,8 @@ def test_a_room_answers_every_kind_of_question_and_sees_the_model_beside_itself(
     assert f"«{model}»" in laptop.locator("#vote .vote-model").inner_text()
     assert "the model chose" in laptop.locator("#vote .vote-yours").inner_text() or \
         "the same as the model" in laptop.locator("#vote .vote-yours").inner_text()
-    assert not presenter.evaluate("() => document.body.classList.contains('vote-hiding')")
+    # the projector unblurred (its page does it just after the reveal's answer lands)
+    presenter.wait_for_function("() => !document.body.classList.contains('vote-hiding')", timeout=WAIT_MS)
     bars = phone.locator("#vote .vote-bar")
     assert bars.count() >= 1 and phone.locator("#vote .vote-bar.mine").count() == 1
 

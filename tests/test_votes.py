@@ -279,6 +279,33 @@ def test_only_the_presenters_secret_asks_closes_reveals_and_downloads(trace):
     assert 'data-status="revealed"' in status and rooms.read(code).question["status"] == "revealed"
 
 
+def test_a_count_that_a_reveal_overtakes_sends_nothing():
+    """The projector's tick reads the open question, and a Reveal lands before the tick answers: the tick sends
+    nothing (its open count would come after the reveal's own answer and put the projector back on the open,
+    blurred question until the next tick). The next tick shows the reveal."""
+    from types import SimpleNamespace
+    from ui.votes import RoomQuestions
+    rooms = MemoryRooms(keys=RoomKeys(b"t" * 40))
+    code, secret = rooms.create()
+    rooms.publish(code, secret, VIEW)
+    votes = RoomQuestions(SimpleNamespace(rooms=rooms, watch=RoomWatch(rooms)), SimpleNamespace(cfg=None), [])
+    room, look = {"code": code, "secret": secret}, ("Light", False, "Viridis")
+    rooms.ask(code, secret, choice_question("Q?", ["a", "b"], 1).to_dict())
+    status, plot, seen, timer = votes.count(room, None, *look)
+    assert 'data-status="open"' in status
+    read = rooms.read
+
+    def read_then_reveal(c):           # the tick's read, then the presenter's Reveal
+        view = read(c)
+        rooms.read = read
+        votes.act("reveal", room, *look)
+        return view
+    rooms.read = read_then_reveal
+    assert votes.count(room, None, *look) == (gr.skip(),) * 4      # (None: the count changed since)
+    status, plot, seen, timer = votes.count(room, seen, *look)
+    assert 'data-status="revealed"' in status
+
+
 def test_a_followers_frame_withholds_the_view_until_the_reveal(trace):
     """While a question is open or closed, the stream's frame carries the view's title and English only: no
     French, no figures, no notes, no link to open it; revealed, the whole view again."""

@@ -45,6 +45,11 @@ HIDING_JS = ("() => { setTimeout(() => { const s = document.querySelector('#vote
              " if (st !== 'none') document.body.classList.add('voted'); }, 0); }")
 
 
+def stage(q: Optional[Question]) -> Optional[tuple]:
+    """Which question, and how far it has gone (open, closed, revealed)."""
+    return (q.id, q.status) if q is not None else None
+
+
 def pattern_choices(kind: str) -> list:
     return [(words, name) for name, words in PATTERNS.get(kind, {}).items()]
 
@@ -209,9 +214,12 @@ class RoomQuestions:
         try:
             q = self.current(room[0])
             status, plot, now = self.shown(room[0], q, large, look, scale)
+            # a Stop, Reveal or Ask that landed meanwhile: its own answer shows it, and this older one must
+            # not come after it (the projector would show the open count, blurred, until the next tick)
+            moved = stage(self.current(room[0])) != stage(q)
         except StoreDown:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        if now == seen:
+        if now == seen or moved:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
         return status, plot, now, gr.Timer(active=q is not None and q.status == "open")
 

@@ -102,9 +102,9 @@ def build_steps_tab(page: Page) -> TabView:
 # `secs` from the press of Play, not `secs` after each answer); a step that comes late holds the next click
 # until it is on screen, and the time lost is made up over the next clicks (none sooner than half a step after
 # the one before). The first click waits for the server's Pause, and when Play starts at the end, for the
-# step 1 it brings (the label can land before the step line: read at the end, the clock stopped at step 1); at
-# the last step it stops and hands the button back to the server (Pause → Play). `window.__stepPlayer`, made
-# by whichever of the events below runs first.
+# step 1 it brings, up to 5 s after the label (the label can land before the step line: read at the end, the
+# clock stopped at step 1); at the last step it stops and hands the button back to the server (Pause → Play).
+# `window.__stepPlayer`, made by whichever of the events below runs first.
 PLAYER_JS = """const P = window.__stepPlayer || (window.__stepPlayer = (() => {
   let on = false, secs = 1, timer = null, grid = 0, sent = null, rewind = null;
   const shown = () => {   // the step on screen and the number of steps, as the step line says
@@ -120,6 +120,7 @@ PLAYER_JS = """const P = window.__stepPlayer || (window.__stepPlayer = (() => {
     if (!s || !next || document.visibilityState !== 'visible') return later(100);   // the step view not shown
     if (!playing()) return later(20);   // the server's Pause not here yet
     if (rewind !== null) {   // pressed at the end: the server's step 1 may land after its Pause label
+      if (rewind === 0) rewind = now;   // counted from the label's arrival (a busy server answers late)
       if (s[0] >= s[1] && now - rewind < 5000) return later(20);
       rewind = null;
     }
@@ -144,7 +145,7 @@ PLAYER_JS = """const P = window.__stepPlayer || (window.__stepPlayer = (() => {
       if (play && !on) {
         const at = shown();
         on = true; sent = null; grid = performance.now() + secs * 1000; later(secs * 1000);
-        rewind = at && at[0] >= at[1] ? performance.now() : null;
+        rewind = at && at[0] >= at[1] ? 0 : null;
       }
       if (!play) { on = false; sent = null; rewind = null; clearTimeout(timer); timer = null; }
     },
