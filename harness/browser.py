@@ -144,6 +144,7 @@ def translate_and_step(page, url: str, sentence: str = SENTENCE) -> str:
     plots_in(page, "topk-plot").wait_for(timeout=WAIT_MS)
     plots_in(page, "cross-step-plot").wait_for(timeout=WAIT_MS)
     page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=WAIT_MS)
+    settle(page)        # the link's own redraw of step 1 landed (it could land after Next's step 2)
     page.click("#next-step")
     page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
     page.locator("body").press("ArrowRight")

@@ -205,6 +205,7 @@ def test_a_quote_is_drawn_as_a_quote_in_every_figure(browser, app_url):
     page.wait_for_selector("#step-info:has-text('Step 6 of')", timeout=WAIT_MS)
     page.wait_for_function("() => document.querySelectorAll('#cross-step-plot .xtick text').length > 0",
                            timeout=WAIT_MS)
+    settle(page)                                                            # the link's redraws landed
     topk, cross = page.evaluate(svg_text, "#topk-plot"), page.evaluate(svg_text, "#cross-step-plot")
     ticks = page.evaluate("() => [...document.querySelectorAll('#topk-plot .ytick text')].map((t) => "
                           "t.textContent)")
@@ -239,7 +240,9 @@ def test_presenter_mode_enlarges_the_whole_page(browser, app_url):
     page.wait_for_function("(f) => document.querySelector('#topk-plot "
                            ".js-plotly-plot')._fullLayout.font.size > f",
                            arg=fig_before, timeout=30_000)       # the figures are redrawn in large type too
-    time.sleep(1.0)                                              # the buttons' CSS transition
+    # the buttons' CSS transitions ended
+    page.wait_for_function("() => !document.getAnimations().some((a) => a.playState === 'running' && "
+                           "isFinite(a.effect.getComputedTiming().endTime))", timeout=60_000)
     after = {k: page.evaluate(FONT, s) for k, s in parts.items()}
     small = {k: (before[k], after[k]) for k in parts if after[k] < 1.3 * before[k] or after[k] < 18}
     assert not small, small
@@ -286,6 +289,7 @@ def test_play_shows_the_step_the_slider_shows_and_stops_at_the_end(browser, app_
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     open_link(page, app_url, text="We will meet tomorrow morning in front of the museum.")
     page.wait_for_selector("#step-info:has-text('Step 1 of')", timeout=60_000)
+    settle(page)                                               # the link's redraws landed before Play
     n = int(page.locator("#step-info").inner_text().split(" of ")[1].split()[0])
     page.locator("#play-speed input").click()
     page.locator("[role=option]:visible", has_text="0.5 s").first.click()
@@ -322,6 +326,7 @@ def test_play_shows_the_step_the_slider_shows_and_stops_at_the_end(browser, app_
                              f"button {page.locator('#play-step').inner_text()!r}") from e
     page.click("#play-step")                                   # pause
     page.wait_for_selector("#play-step:has-text('Play')", timeout=WAIT_MS)
+    settle(page)                                               # a Next sent just before the pause landed
     paused = step_shown(page)
     time.sleep(1.5)
     assert step_shown(page) == paused                          # paused: it stays
@@ -348,6 +353,7 @@ def test_a_tab_opened_while_a_translate_waits_shows_the_new_sentence(browser, ap
                            timeout=WAIT_MS)
     plots_in(page, "explorer-plot").wait_for(timeout=WAIT_MS)
     page.wait_for_function(f"() => ({fig})() && ({fig})().includes('▁walked')", timeout=WAIT_MS)
+    settle(page)                                               # and nothing redraws it after
     shown = page.evaluate(fig)
     ref = browser.new_page(viewport={"width": 1280, "height": 800})
     open_link(ref, app_url, text=long, tab="explorer")

@@ -170,8 +170,12 @@ def test_a_figure_goes_full_screen_and_comes_back(browser, app_url):
     assert buttons.count() == page.locator("[role=tabpanel]:visible .js-plotly-plot").count() >= 3
     button = page.locator(f"{figure} .fig-full-btn")
     assert button.get_attribute("aria-label") == "Show this figure full screen"
+    # its redraw comes a few frames after the button (full screen granted, then plotly's resize): waited for
+    svg_height = f"document.querySelector('{figure} .main-svg').getBoundingClientRect().height"
+    tall = f"() => {svg_height} >= 0.9 * innerHeight"
     for leave in ("Escape", "button"):
         button.click()
+        page.wait_for_function(tall, timeout=WAIT_MS)
         settle(page)
         shown = drawn()
         assert shown["width"] >= 0.95 * 1920 and shown["height"] >= 0.9 * 1080, shown    # redrawn to fill it
@@ -188,6 +192,8 @@ def test_a_figure_goes_full_screen_and_comes_back(browser, app_url):
             page.keyboard.press("Escape")
         else:
             button.click()
+        page.wait_for_function(f"(h) => Math.abs({svg_height} - h) <= 2", arg=drawn_before["height"],
+                               timeout=WAIT_MS)
         settle(page)
         after, drawn_after = box(), drawn()
         assert abs(after["width"] - before["width"]) <= 2 and \

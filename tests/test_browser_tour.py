@@ -23,10 +23,17 @@ def test_every_stop_names_a_tab_and_a_part_of_the_page():
     assert any("64 numbers" in s["text"] for s in stops) and any("2 heads" in s["text"] for s in stops)
 
 
-def visible_in_viewport(page, selector: str) -> bool:
-    return page.evaluate("""(sel) => { const el = document.querySelector(sel); if (!el) return false;
-        const r = el.getBoundingClientRect();
-        return r.bottom > 0 && r.top < innerHeight && r.height > 0; }""", selector)
+IN_VIEWPORT = """(sel) => { const el = document.querySelector(sel); if (!el) return false;
+    const r = el.getBoundingClientRect();
+    return r.bottom > 0 && r.top < innerHeight && r.height > 0; }"""
+
+
+def scrolled_into_view(page, selector: str) -> None:
+    """Until the element is on screen (the tour scrolls smoothly, and the stop's tab draws meanwhile)."""
+    try:
+        page.wait_for_function(IN_VIEWPORT, arg=selector, timeout=WAIT_MS)
+    except Exception as e:  # noqa: BLE001  playwright's timeout: say which
+        raise AssertionError(f"{selector} never came on screen") from e
 
 
 @pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, {"width": 390, "height": 844}])
@@ -47,8 +54,7 @@ def test_the_tour_walks_through_the_page(browser, app_url, viewport):
         assert page.locator(".tour-target").count() == 1
         if stop.tab:
             assert page.get_by_role("tab", name=stop.tab).first.get_attribute("aria-selected") == "true"
-        page.wait_for_timeout(700)                                        # the smooth scroll
-        assert visible_in_viewport(page, stop.target), stop.title
+        scrolled_into_view(page, stop.target)
         if stop.press == "next-step":
             page.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
         if i == 2:                                                        # Back goes one stop back

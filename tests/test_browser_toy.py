@@ -32,6 +32,9 @@ def test_a_design_choice_trains_live_beside_its_shipped_run(browser, app_url):
     page.locator("#toy-train").click()
     page.wait_for_selector("#toy-live-status:has-text('training')", timeout=WAIT_MS)
     assert page.locator("#toy-live").is_visible() and not page.locator("#toy-shipped").is_visible()
+    # (the loss figure's first draw can come after the status: its plotly code is loaded then)
+    page.wait_for_function("() => { const p = document.querySelector('#toy-live-loss .js-plotly-plot');"
+                           " return p && p._fullData && p._fullData.length > 0; }", timeout=WAIT_MS)
     points = page.evaluate("() => document.querySelector('#toy-live-loss "
                            ".js-plotly-plot')._fullData[0].x.length")
     other.locator("#toy-train").click()                              # the second run waits for the first

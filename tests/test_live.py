@@ -301,7 +301,9 @@ def test_followers_follow_the_presenter(browser, two_apps):
     presenter.locator("#live-start").click()
     presenter.wait_for_selector("#live-panel .live-code", timeout=WAIT_MS)
     code = presenter.locator("#live-panel .live-code").inner_text().strip()
-    assert presenter.locator("#live-panel img.live-qr").evaluate("(i) => i.complete && i.naturalWidth > 0")
+    # the QR code (an image of its own, fetched after the panel)
+    presenter.wait_for_function("() => { const i = document.querySelector('#live-panel img.live-qr');"
+                                " return i && i.complete && i.naturalWidth > 0; }", timeout=WAIT_MS)
     assert presenter.locator("#live-end").is_visible() and not presenter.locator("#live-start").is_visible()
     presenter.click("#next-step")
     presenter.wait_for_selector("#step-info:has-text('Step 2 of')", timeout=WAIT_MS)
@@ -356,6 +358,8 @@ def test_followers_follow_the_presenter(browser, two_apps):
     assert lone.locator("[role=tab][data-tab-id='explorer'][aria-selected=true]").count() == 1
     lone.click("#follow-back")
     lone.wait_for_selector("#view-title:has-text('Attention explorer')", timeout=WAIT_MS)
+    lone.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version",
+                           timeout=WAIT_MS)                   # (the text comes first, its figures after)
     # the presenter ends the lecture: every follower is told, and keeps what it showed last
     presenter.click("#live-end")
     for f in followers:

@@ -280,9 +280,9 @@ def test_only_the_presenters_secret_asks_closes_reveals_and_downloads(trace):
 
 
 def test_a_count_that_a_reveal_overtakes_sends_nothing():
-    """The projector's tick reads the open question, and a Reveal lands before the tick answers: the tick sends
-    nothing (its open count would come after the reveal's own answer and put the projector back on the open,
-    blurred question until the next tick). The next tick shows the reveal."""
+    """The projector's tick reads the open question, and a Reveal lands before the tick answers: the tick
+    sends nothing (its open count would come after the reveal's own answer and put the projector back on the
+    open, blurred question until the next tick). The next tick shows the reveal."""
     from types import SimpleNamespace
     from ui.votes import RoomQuestions
     rooms = MemoryRooms(keys=RoomKeys(b"t" * 40))
