@@ -120,6 +120,12 @@ def settle(page, quiet_ms: int = QUIET_MS) -> None:
         raise AssertionError(f"the page did not settle: {page.evaluate('() => window.__busy()')}") from e
 
 
+def follower_drawn(page, timeout: int = WAIT_MS) -> None:
+    """Until a follower's page (ui/static/follow.js) has drawn the first screen of the view it shows last."""
+    page.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version",
+                           timeout=timeout)
+
+
 def plots_in(page, elem_id):
     return page.locator(f"#{elem_id} .js-plotly-plot")
 

@@ -293,7 +293,7 @@ def test_followers_follow_the_presenter(browser, two_apps):
     """One presenter, three followers (two laptops, a phone) on the other app process: the light page shows
     the presenter's step and figure, follows Next and a tab, tells a follower who explores on their own that
     they do, and says when the lecture has ended."""
-    from harness.browser import WAIT_MS, open_link, plots_in, show_tab
+    from harness.browser import WAIT_MS, follower_drawn, open_link, plots_in, show_tab
     presenter = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_link(presenter, two_apps[0], text="The cat is sleeping on the sofa.")
     presenter.locator("#presenter input").check()
@@ -325,8 +325,7 @@ def test_followers_follow_the_presenter(browser, two_apps):
     presenter.wait_for_selector("#step-info:has-text('Step 3 of')", timeout=WAIT_MS)
     for f in followers:
         f.wait_for_selector("#view-where:has-text('Step 3 of')", timeout=20_000)
-        f.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version",
-                            timeout=20_000)
+        follower_drawn(f, 20_000)
     # the same figure: the title's words (a phone wraps a long title onto lines)
     title = lambda p, sel: "".join(p.locator(f"{sel} .gtitle").first.text_content().split())
     want = title(presenter, "#cross-step-plot")
@@ -339,8 +338,7 @@ def test_followers_follow_the_presenter(browser, two_apps):
     # below the fold, the all-heads grid is drawn when the student scrolls to it, not ahead: drawn ahead, it
     # held the page 1-2 s and the presenter's next change waited for it
     laptop = followers[1]
-    laptop.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version",
-                             timeout=20_000)
+    follower_drawn(laptop, 20_000)
     laptop.wait_for_timeout(800)
     grid = laptop.locator("#parts [data-id=grid-plot]")
     assert grid.evaluate("(e) => e.getBoundingClientRect().top > window.innerHeight - 120")
@@ -358,8 +356,7 @@ def test_followers_follow_the_presenter(browser, two_apps):
     assert lone.locator("[role=tab][data-tab-id='explorer'][aria-selected=true]").count() == 1
     lone.click("#follow-back")
     lone.wait_for_selector("#view-title:has-text('Attention explorer')", timeout=WAIT_MS)
-    lone.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version",
-                           timeout=WAIT_MS)                   # (the text comes first, its figures after)
+    follower_drawn(lone)                                  # (the text comes first, its figures after)
     # the presenter ends the lecture: every follower is told, and keeps what it showed last
     presenter.click("#live-end")
     for f in followers:

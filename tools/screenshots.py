@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from harness.app import start_app, stop_app  # noqa: E402
 from harness.browser import (CHROMIUM, FLAGS, SENTENCE, SETTLE_S, TABS, VIEWPORT, IdleBrowser,  # noqa: E402
-                             open_link,
-                                   open_other_views, run_knockout, set_look, show_tab, translate_and_step)
+                             follower_drawn, open_link, open_other_views, run_knockout, set_look, show_tab,
+                             translate_and_step)
 SIZES = [(1920, 1080, True), (1280, 800, False), (390, 844, False)]     # width, height, presenter mode
 LONG_SENTENCE = ("When the students arrived at the lecture hall this morning, the professor had already "
                  "written the equations of the attention mechanism on the board.")
@@ -84,7 +84,7 @@ def lecture_views(browser, url: str, out: Path) -> list[Path]:
             page.wait_for_selector(f"#view-title:has-text('"
                                    f"{'Step by step' if tab == 'steps' else 'Attention'}')",
                                    timeout=60_000)
-            page.wait_for_function("() => document.body.dataset.drawn === document.body.dataset.version")
+            follower_drawn(page, 30_000)
             time.sleep(0.5)
             path = out / f"lecture-follower-{name}-{tab}.png"
             if name.startswith("390"):
